@@ -1,0 +1,398 @@
+//! Client connections.
+//!
+//! A connection is split by who touches it:
+//! - [`Client`] (this module) is the part *shared* between threads, behind an `Arc`: its
+//!   outbound queue, counters, subscriptions and close state. Other clients' reader threads
+//!   push messages into it; writer threads drain it.
+//! - the reader thread's private state ([`reader`]): the socket's read side, the parser, the
+//!   read buffer, the `CONNECT` options, the match cache and the outbox. Nothing there is
+//!   shared, so nothing there is locked.
+//!
+//! Closing: any thread may decide a client must go (its own reader on EOF or a protocol
+//! error, another reader on a slow consumer, a writer on a write error, the server on
+//! shutdown). The first decision wins and records the reason. A *graceful* close lets the
+//! writer flush what is queued and then shuts the socket; an *abortive* one shuts it at once.
+//! Either way the client's own reader thread wakes up from its blocking read and is the one
+//! that removes the subscriptions and unregisters the client.
+
+mod outbox;
+pub(crate) mod reader;
+mod subscription;
+
+pub use outbox::{Outbox, StallPolicy};
+pub use subscription::{Claim, Subscription};
+
+use crate::outbound::{Batch, BatchPool, Outbound};
+use crate::writer::WriteState;
+use crossbeam_channel::Sender;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Why a connection was closed; the strings are nats-server's (`ClosedState`), as shown by
+/// its logs and its monitoring endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CloseReason {
+    /// The client closed the connection.
+    ClientClosed = 1,
+    /// No valid `CONNECT` in time (auth on).
+    AuthenticationTimeout,
+    /// Bad credentials.
+    AuthenticationViolation,
+    /// The client's queue would pass `max_pending`.
+    SlowConsumerPendingBytes,
+    /// A write made no progress for `write_deadline`.
+    SlowConsumerWriteDeadline,
+    /// Writing to the socket failed.
+    WriteError,
+    /// Reading from the socket failed.
+    ReadError,
+    /// Unknown operation, or a client `-ERR`.
+    ParseError,
+    /// The client did not answer `ping_max` PINGs.
+    StaleConnection,
+    /// Malformed arguments.
+    ProtocolViolation,
+    /// `CONNECT` with an unsupported protocol level.
+    BadClientProtocolVersion,
+    /// Over `max_connections`.
+    MaxConnectionsExceeded,
+    /// Message over `max_payload`.
+    MaxPayloadExceeded,
+    /// Control line over `max_control_line`.
+    MaxControlLineExceeded,
+    /// The server is shutting down.
+    ServerShutdown,
+    /// `no_responders` without `headers`.
+    NoRespondersRequiresHeaders,
+}
+
+impl CloseReason {
+    /// nats-server's name for this reason.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::ClientClosed => "Client Closed",
+            CloseReason::AuthenticationTimeout => "Authentication Timeout",
+            CloseReason::AuthenticationViolation => "Authentication Failure",
+            CloseReason::SlowConsumerPendingBytes => "Slow Consumer (Pending Bytes)",
+            CloseReason::SlowConsumerWriteDeadline => "Slow Consumer (Write Deadline)",
+            CloseReason::WriteError => "Write Error",
+            CloseReason::ReadError => "Read Error",
+            CloseReason::ParseError => "Parse Error",
+            CloseReason::StaleConnection => "Stale Connection",
+            CloseReason::ProtocolViolation => "Protocol Violation",
+            CloseReason::BadClientProtocolVersion => "Bad Client Protocol Version",
+            CloseReason::MaxConnectionsExceeded => "Maximum Connections Exceeded",
+            CloseReason::MaxPayloadExceeded => "Maximum Message Payload Exceeded",
+            CloseReason::MaxControlLineExceeded => "Maximum Control Line Exceeded",
+            CloseReason::ServerShutdown => "Server Shutdown",
+            CloseReason::NoRespondersRequiresHeaders => "No Responders Requires Headers",
+        }
+    }
+
+    fn from_u8(v: u8) -> Option<Self> {
+        use CloseReason::*;
+        const ALL: [CloseReason; 16] = [
+            ClientClosed,
+            AuthenticationTimeout,
+            AuthenticationViolation,
+            SlowConsumerPendingBytes,
+            SlowConsumerWriteDeadline,
+            WriteError,
+            ReadError,
+            ParseError,
+            StaleConnection,
+            ProtocolViolation,
+            BadClientProtocolVersion,
+            MaxConnectionsExceeded,
+            MaxPayloadExceeded,
+            MaxControlLineExceeded,
+            ServerShutdown,
+            NoRespondersRequiresHeaders,
+        ];
+        ALL.into_iter().find(|r| *r as u8 == v)
+    }
+}
+
+impl std::fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Message and byte counters of one connection (nats-server's `in_msgs`, `in_bytes`,
+/// `out_msgs`, `out_bytes`). Bytes count payloads (headers included), not protocol lines.
+///
+/// The `in_*` pair is written only by the client's own reader, the `out_*` pair by whichever
+/// reader queues a batch to it (once per batch, not per message). Each pair has its own cache
+/// line so that counting outbound traffic does not slow the client's own reader.
+#[derive(Default, Debug)]
+pub struct ClientStats {
+    /// Messages received from this client, and their payload bytes.
+    pub inbound: crossbeam_utils::CachePadded<MsgCounter>,
+    /// Messages delivered to this client, and their payload bytes.
+    pub outbound: crossbeam_utils::CachePadded<MsgCounter>,
+}
+
+/// A messages/bytes counter pair. Relaxed atomics: they are statistics, read on request.
+#[derive(Default, Debug)]
+pub struct MsgCounter {
+    /// Messages.
+    pub msgs: AtomicU64,
+    /// Payload bytes.
+    pub bytes: AtomicU64,
+}
+
+impl MsgCounter {
+    /// Adds `msgs` messages of `bytes` payload bytes in total.
+    #[inline]
+    pub fn add(&self, msgs: u64, bytes: u64) {
+        self.msgs.fetch_add(msgs, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// (messages, bytes).
+    pub fn get(&self) -> (u64, u64) {
+        (
+            self.msgs.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// The shared part of a client connection. See the module docs.
+pub struct Client {
+    /// Connection id (`cid`, `client_id` in `INFO`), unique per server run.
+    pub cid: u64,
+    /// The client's address.
+    pub addr: SocketAddr,
+    /// When the connection was accepted.
+    pub start: SystemTime,
+    /// The writers' handle on the socket (a clone of the reader's). Also used to shut the
+    /// socket down, which is how any thread wakes the blocked reader.
+    pub(crate) stream: TcpStream,
+    /// Bytes waiting to be written.
+    pub(crate) outbound: Outbound,
+    /// Writer-owned state (partly written batches, stall timers). Locked only by the writer
+    /// holding the scheduled token, so never contended; a mutex rather than a cell only
+    /// because the token is a protocol, not a type.
+    pub(crate) write: Mutex<WriteState>,
+    /// The doorbell: hands this client to the writer pool.
+    doorbell: Sender<Arc<Client>>,
+    /// 0 while open, else the [`CloseReason`] that closed it (first one wins).
+    close_reason: AtomicU8,
+    /// Set once the socket has been shut down; queued output is then discarded.
+    shut: AtomicBool,
+    /// Whether the client declared `headers` (set by its reader at `CONNECT`, read by
+    /// publishers to decide between `HMSG` and a header-stripped `MSG`).
+    headers: AtomicBool,
+    /// Subscriptions by sid. Locked by the owner on SUB/UNSUB/close, by a publisher's reader
+    /// when an auto-unsubscribe limit is reached, and by monitoring; never per message.
+    pub(crate) subs: Mutex<FxHashMap<Box<[u8]>, Arc<Subscription>>>,
+    /// Client name from `CONNECT`, for logs (set by the reader, read by other threads when
+    /// they log about this client).
+    name: Mutex<String>,
+    /// Counters.
+    pub stats: ClientStats,
+    /// `max_pending` in bytes: a batch that would push the queue past it closes the client
+    /// as a slow consumer.
+    max_pending: usize,
+}
+
+const OPEN: u8 = 0;
+
+impl Client {
+    /// Creates the shared state for an accepted connection. `stream` is the writers' clone.
+    pub(crate) fn new(
+        cid: u64,
+        addr: SocketAddr,
+        stream: TcpStream,
+        doorbell: Sender<Arc<Client>>,
+        max_pending: usize,
+    ) -> Self {
+        Client {
+            cid,
+            addr,
+            start: SystemTime::now(),
+            stream,
+            outbound: Outbound::new(),
+            write: Mutex::new(WriteState::default()),
+            doorbell,
+            close_reason: AtomicU8::new(OPEN),
+            shut: AtomicBool::new(false),
+            headers: AtomicBool::new(false),
+            subs: Mutex::new(FxHashMap::default()),
+            name: Mutex::new(String::new()),
+            stats: ClientStats::default(),
+            max_pending,
+        }
+    }
+
+    /// Whether the client supports headers.
+    #[inline]
+    pub fn headers(&self) -> bool {
+        // Relaxed: a publisher that races with the CONNECT just sees the old value, as it
+        // would have had it published a moment earlier.
+        self.headers.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_headers(&self, on: bool) {
+        self.headers.store(on, Ordering::Relaxed);
+    }
+
+    /// The client's name from `CONNECT` (empty if none).
+    pub fn name(&self) -> String {
+        self.name.lock().clone()
+    }
+
+    pub(crate) fn set_name(&self, name: &str) {
+        let mut n = self.name.lock();
+        if *n != name {
+            *n = name.to_owned();
+        }
+    }
+
+    /// Bytes queued for this client.
+    pub fn pending_bytes(&self) -> usize {
+        self.outbound.pending()
+    }
+
+    /// Number of subscriptions.
+    pub fn num_subs(&self) -> usize {
+        self.subs.lock().len()
+    }
+
+    /// Whether a close has been decided (output may still be flushing).
+    #[inline]
+    pub fn is_closing(&self) -> bool {
+        // Relaxed: used to skip work early; the authoritative transition is the CAS below.
+        self.close_reason.load(Ordering::Relaxed) != OPEN
+    }
+
+    /// Whether the socket has been shut down.
+    #[inline]
+    pub fn is_shut(&self) -> bool {
+        self.shut.load(Ordering::Acquire)
+    }
+
+    /// The reason the client was closed, once it is.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        CloseReason::from_u8(self.close_reason.load(Ordering::Acquire))
+    }
+
+    /// Records `reason` if the client is still open. True for the caller that closed it.
+    fn decide_close(&self, reason: CloseReason) -> bool {
+        self.close_reason
+            .compare_exchange(OPEN, reason as u8, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Queues a batch for this client and wakes a writer if needed.
+    ///
+    /// Returns the batch to `pool` instead when the client is closing, or when the batch
+    /// would push the queue past `max_pending`, which closes the client as a slow consumer.
+    pub fn enqueue(self: &Arc<Self>, batch: Batch, pool: &BatchPool) -> Enqueued {
+        if self.is_closing() {
+            pool.give(batch);
+            return Enqueued::Dropped;
+        }
+        let pending = self.outbound.pending();
+        if pending + batch.len() > self.max_pending {
+            pool.give(batch);
+            if self.abort(CloseReason::SlowConsumerPendingBytes) {
+                log::warn!(
+                    "{} - Slow Consumer Detected: MaxPending of {} Exceeded (pending {} bytes, \
+                     client name {:?})",
+                    self.log_prefix(),
+                    self.max_pending,
+                    pending,
+                    self.name()
+                );
+                return Enqueued::SlowConsumer { pending };
+            }
+            return Enqueued::Dropped;
+        }
+        let (msgs, bytes) = batch.msg_counts();
+        if msgs > 0 {
+            self.stats.outbound.add(msgs, bytes);
+        }
+        if self.outbound.push(batch) {
+            self.ring();
+        }
+        Enqueued::Queued
+    }
+
+    /// Hands the client to the writer pool (the caller holds the scheduled token).
+    pub(crate) fn ring(self: &Arc<Self>) {
+        // The pool outlives every client; if it is gone the server is exiting anyway.
+        let _ = self.doorbell.send(self.clone());
+    }
+
+    /// Graceful close: stop accepting output, let the writer flush what is queued, then shut
+    /// the socket. Returns true if this call closed the client.
+    pub fn close(self: &Arc<Self>, reason: CloseReason) -> bool {
+        if !self.decide_close(reason) {
+            return false;
+        }
+        self.outbound.wake_stalled();
+        // The marker bypasses the closing check in `enqueue`: it must go after everything
+        // queued so far.
+        if self.outbound.push(Batch::close_marker()) {
+            self.ring();
+        }
+        true
+    }
+
+    /// Abortive close: shut the socket now; queued output is discarded. Returns true if this
+    /// call closed the client (it shuts the socket either way).
+    pub fn abort(&self, reason: CloseReason) -> bool {
+        let first = self.decide_close(reason);
+        self.shut_socket();
+        first
+    }
+
+    /// Shuts the socket down (idempotent). The reader's blocking read then returns.
+    pub(crate) fn shut_socket(&self) {
+        if !self.shut.swap(true, Ordering::AcqRel) {
+            // Errors mean the socket is already gone, which is what we want.
+            let _ = self.stream.shutdown(Shutdown::Both);
+            self.outbound.wake_stalled();
+        }
+    }
+
+    /// Removes the subscription `sid` if it is still `sub` (used when an auto-unsubscribe
+    /// limit is reached on another thread). Returns whether it was removed.
+    pub(crate) fn remove_sub_if(&self, sid: &[u8], sub: &Arc<Subscription>) -> bool {
+        let mut subs = self.subs.lock();
+        match subs.get(sid) {
+            Some(s) if Arc::ptr_eq(s, sub) => {
+                subs.remove(sid);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A short description for logs: `IP:PORT - cid:N`, nats-server's prefix.
+    pub fn log_prefix(&self) -> String {
+        format!("{} - cid:{}", self.addr, self.cid)
+    }
+}
+
+/// What [`Client::enqueue`] did with a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Queued for writing.
+    Queued,
+    /// Dropped: the client is closing.
+    Dropped,
+    /// Dropped, and the client was closed as a slow consumer by this call.
+    SlowConsumer {
+        /// Bytes that were pending.
+        pending: usize,
+    },
+}

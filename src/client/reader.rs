@@ -1,0 +1,783 @@
+//! The reader thread: one per client connection.
+//!
+//! It does blocking reads into a reusable buffer, parses every complete operation in it
+//! without copying ([`crate::protocol::Parser`]), and acts on each: a `PUB` is matched against
+//! the subscription table (through this thread's private [`MatchCache`]) and staged, per
+//! destination, in the thread's [`Outbox`]; replies to the client itself (`PONG`, `+OK`,
+//! `-ERR`) are staged the same way. After each read the outbox is flushed: one queue push and
+//! at most one writer wake-up per destination.
+//!
+//! ## The read buffer
+//! A `BytesMut`. Before parsing, the filled part is frozen into a `Bytes` (no copy). Parsed
+//! arguments are slices of it; a payload that is shared with subscribers (see
+//! [`crate::outbound::SHARE_MIN`]) is a `Bytes::slice` of it: a reference count, no copy, no
+//! allocation. An operation cut off by the end of the read is copied back to the (empty)
+//! buffer to be completed by the next read; that is at most one operation, and a large
+//! payload is not parsed (nor copied) again until all of it has arrived. When nothing
+//! retains the frozen bytes, the next `reserve` reclaims the same allocation, so steady
+//! traffic allocates nothing. The read size adapts: it doubles while reads fill it (up to
+//! [`MAX_READ`]) and halves after short reads (down to [`MIN_READ`]), so an idle connection
+//! costs little memory.
+//!
+//! ## Liveness
+//! The socket's read timeout is `ping_interval`; each time it expires (or data arrives) the
+//! reader checks whether the client was idle for that long and sends a `PING`, closing the
+//! client as stale after `ping_max` unanswered ones. No timer thread is needed.
+
+use super::{Client, CloseReason, Outbox, Subscription};
+use crate::client::Claim;
+use crate::client::StallPolicy;
+use crate::outbound::SHARE_MIN;
+use crate::protocol::{self, err, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, Publish};
+use crate::server::Shared;
+use crate::subjects::{is_valid_literal_subject, MatchCache, SublistError};
+use bytes::{Bytes, BytesMut};
+use std::io::{self, ErrorKind, Read};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Smallest read (and initial buffer size): idle connections stay small.
+pub const MIN_READ: usize = 512;
+/// Initial read size.
+pub const START_READ: usize = 4 * 1024;
+/// Largest read.
+pub const MAX_READ: usize = 256 * 1024;
+/// Stack size of reader threads. Matching and parsing are iterative; 256 KiB leaves room
+/// for logging and the allocator (see `docs/architecture.md` for the per-connection cost).
+pub const READER_STACK: usize = 256 * 1024;
+/// Staged output (bytes copied into batches) after which the outbox is flushed before the
+/// read buffer is finished, to bound memory and start writers earlier.
+pub const FLUSH_STAGED: usize = 256 * 1024;
+
+/// Why the connection ends, and what to tell the client first.
+struct Closing {
+    reason: CloseReason,
+    err: Option<&'static [u8]>,
+}
+
+impl Closing {
+    fn new(reason: CloseReason, err: Option<&'static [u8]>) -> Self {
+        Closing { reason, err }
+    }
+}
+
+impl From<ParseError> for Closing {
+    fn from(e: ParseError) -> Self {
+        match e {
+            ParseError::UnknownOp => {
+                Closing::new(CloseReason::ProtocolViolation, Some(err::UNKNOWN_OP))
+            }
+            ParseError::MaxControlLine => Closing::new(
+                CloseReason::MaxControlLineExceeded,
+                Some(err::MAX_CONTROL_LINE),
+            ),
+            ParseError::MaxPayload { .. } => {
+                Closing::new(CloseReason::MaxPayloadExceeded, Some(err::MAX_PAYLOAD))
+            }
+            ParseError::BadArgs(_) | ParseError::HeadersNotSupported => {
+                Closing::new(CloseReason::ProtocolViolation, None)
+            }
+        }
+    }
+}
+
+/// Accepts a connection: registers it and starts its reader thread. On failure the
+/// connection is closed and the error returned.
+pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -> io::Result<()> {
+    // Go's net package turns Nagle off for every TCP connection; nats clients expect it.
+    stream.set_nodelay(true)?;
+    let writer_stream = stream.try_clone()?;
+    writer_stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
+    stream.set_read_timeout(Some(shared.config.ping_interval))?;
+    let cid = shared.next_cid();
+    let client = Arc::new(Client::new(
+        cid,
+        addr,
+        writer_stream,
+        shared.doorbell.clone(),
+        shared.config.max_pending,
+    ));
+    shared.clients.insert(cid, client.clone());
+    let conn = Connection::new(shared.clone(), client.clone(), stream);
+    let spawned = std::thread::Builder::new()
+        .name(format!("beaver-reader-{cid}"))
+        .stack_size(READER_STACK)
+        .spawn(move || conn.run());
+    if let Err(e) = spawned {
+        shared.clients.remove(&cid);
+        client.abort(CloseReason::ServerShutdown);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// A reader thread's state. Everything here is owned by the thread.
+struct Connection {
+    shared: Arc<Shared>,
+    client: Arc<Client>,
+    stream: TcpStream,
+    parser: Parser,
+    buf: BytesMut,
+    read_size: usize,
+    short_reads: u32,
+    opts: ConnectOptions,
+    outbox: Outbox,
+    cache: MatchCache<Subscription>,
+    /// Payload bytes and messages received since the counters were last published.
+    in_msgs: u64,
+    in_bytes: u64,
+    /// The client published or (un)subscribed since the last ping check.
+    active: bool,
+    /// The client sent a PING since the last ping check.
+    pinged: bool,
+    pings_out: u32,
+    next_ping_check: Instant,
+    stall: StallPolicy,
+    trace: bool,
+}
+
+impl Connection {
+    fn new(shared: Arc<Shared>, client: Arc<Client>, stream: TcpStream) -> Self {
+        let config = &shared.config;
+        Connection {
+            parser: Parser::new(config.max_control_line, config.max_payload),
+            buf: BytesMut::new(),
+            read_size: START_READ,
+            short_reads: 0,
+            opts: ConnectOptions::default(),
+            outbox: Outbox::new(),
+            cache: MatchCache::new(crate::subjects::MATCH_CACHE_CAPACITY),
+            in_msgs: 0,
+            in_bytes: 0,
+            active: false,
+            pinged: false,
+            pings_out: 0,
+            next_ping_check: Instant::now() + config.ping_interval,
+            stall: shared.stall,
+            trace: config.trace,
+            stream,
+            client,
+            shared,
+        }
+    }
+
+    fn run(mut self) {
+        log::debug!("{} - Client connection created", self.client.log_prefix());
+        let reason = match self.greet() {
+            Ok(()) => self.read_loop(),
+            Err(c) => self.fail(c),
+        };
+        self.finish(reason);
+    }
+
+    /// Sends INFO; refuses the connection if over `max_connections`.
+    fn greet(&mut self) -> Result<(), Closing> {
+        let info = self.shared.info_line(&self.client);
+        self.send(&info);
+        if let Some(limit) = self.shared.config.connection_limit() {
+            // The registry already counts this client.
+            if self.shared.clients.len() > limit {
+                log::error!(
+                    "{} - maximum connections exceeded",
+                    self.client.log_prefix()
+                );
+                return Err(Closing::new(
+                    CloseReason::MaxConnectionsExceeded,
+                    Some(err::MAX_CONNECTIONS),
+                ));
+            }
+        }
+        self.flush();
+        Ok(())
+    }
+
+    fn read_loop(&mut self) -> CloseReason {
+        loop {
+            match self.read() {
+                Ok(0) => {
+                    return self
+                        .client
+                        .close_reason()
+                        .unwrap_or(CloseReason::ClientClosed)
+                }
+                Ok(_) => {
+                    if let Err(c) = self.process() {
+                        return self.fail(c);
+                    }
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if let Some(r) = self.client.close_reason() {
+                        return r;
+                    }
+                    log::debug!("{} - Read error: {e}", self.client.log_prefix());
+                    return CloseReason::ReadError;
+                }
+            }
+            self.publish_counters();
+            if let Err(c) = self.check_ping() {
+                return self.fail(c);
+            }
+            self.flush();
+            if self.client.is_closing() {
+                // Closed by another thread (slow consumer, shutdown): stop reading.
+                return self
+                    .client
+                    .close_reason()
+                    .unwrap_or(CloseReason::ServerShutdown);
+            }
+            self.shrink_when_idle();
+        }
+    }
+
+    /// One blocking read into the buffer. See the module docs for the sizing.
+    fn read(&mut self) -> io::Result<usize> {
+        let len = self.buf.len();
+        let want = match self.parser.bytes_needed() {
+            // A large payload is on its way: read straight towards its end.
+            Some(need) if need > len => (need - len).clamp(self.read_size, MAX_READ),
+            _ => self.read_size,
+        };
+        self.buf.reserve(want);
+        self.buf.resize(len + want, 0);
+        let result = self.stream.read(&mut self.buf[len..]);
+        let n = *result.as_ref().unwrap_or(&0);
+        self.buf.truncate(len + n);
+        if n == want {
+            self.read_size = (self.read_size * 2).min(MAX_READ);
+            self.short_reads = 0;
+        } else if n > 0 && n < want / 4 {
+            self.short_reads += 1;
+            if self.short_reads >= 4 {
+                self.read_size = (self.read_size / 2).max(MIN_READ);
+                self.short_reads = 0;
+            }
+        }
+        result
+    }
+
+    /// Drops a large idle buffer (the next read allocates a small one).
+    fn shrink_when_idle(&mut self) {
+        if self.buf.is_empty() && self.buf.capacity() > 4 * self.read_size.max(START_READ) {
+            self.buf = BytesMut::new();
+        }
+    }
+
+    /// Parses and handles every complete operation in the buffer.
+    fn process(&mut self) -> Result<(), Closing> {
+        if self
+            .parser
+            .bytes_needed()
+            .is_some_and(|need| self.buf.len() < need)
+        {
+            return Ok(()); // still waiting for a payload: do not look at it yet
+        }
+        let chunk = self.buf.split().freeze();
+        let mut pos = 0;
+        let result = loop {
+            let step = match self.parser.parse(&chunk[pos..]) {
+                Ok(step) => step,
+                Err(e) => break Err(Closing::from(e)),
+            };
+            let start = pos;
+            pos += step.consumed;
+            let Some(op) = step.op else { break Ok(()) };
+            if let Err(c) = self.handle(op, &chunk, start) {
+                break Err(c);
+            }
+            if self.outbox.staged() >= FLUSH_STAGED {
+                self.flush();
+            }
+        };
+        if result.is_ok() && pos < chunk.len() {
+            // The start of an operation the next read completes.
+            self.buf.extend_from_slice(&chunk[pos..]);
+        }
+        result
+    }
+
+    fn handle(&mut self, op: ClientOp<'_>, chunk: &Bytes, start: usize) -> Result<(), Closing> {
+        if self.trace {
+            self.trace_in(&op);
+        }
+        match op {
+            ClientOp::Pub(p) => self.on_pub(&p, chunk, start),
+            ClientOp::Sub {
+                subject,
+                queue,
+                sid,
+            } => {
+                self.on_sub(subject, queue, sid);
+                Ok(())
+            }
+            ClientOp::Unsub { sid, max } => {
+                self.on_unsub(sid, max);
+                Ok(())
+            }
+            ClientOp::Ping => {
+                self.pinged = true;
+                self.send_traced(protocol::PONG, "PONG");
+                Ok(())
+            }
+            ClientOp::Pong => {
+                self.pings_out = 0;
+                Ok(())
+            }
+            ClientOp::Connect(json) => self.on_connect(json),
+            ClientOp::Info(json) => {
+                // nats-server decodes a client's INFO and ignores it; bad JSON closes.
+                match serde_json::from_slice::<serde_json::Value>(json) {
+                    Ok(serde_json::Value::Object(_) | serde_json::Value::Null) => Ok(()),
+                    _ => Err(Closing::new(CloseReason::ProtocolViolation, None)),
+                }
+            }
+            ClientOp::Ok => Ok(()),
+            ClientOp::Err(msg) => {
+                log::error!(
+                    "{} - Client Error {}",
+                    self.client.log_prefix(),
+                    String::from_utf8_lossy(msg)
+                );
+                Err(Closing::new(CloseReason::ParseError, None))
+            }
+        }
+    }
+
+    fn on_connect(&mut self, json: &[u8]) -> Result<(), Closing> {
+        if let Err(e) = self.opts.merge_json(json) {
+            log::error!("{} - CONNECT: {e}", self.client.log_prefix());
+            return Err(Closing::new(CloseReason::ProtocolViolation, None));
+        }
+        if !self.opts.account.is_empty() || self.opts.new_account {
+            log::error!("{} - Authorization Error", self.client.log_prefix());
+            return Err(Closing::new(
+                CloseReason::AuthenticationViolation,
+                Some(err::AUTHORIZATION_VIOLATION),
+            ));
+        }
+        if !(0..=1).contains(&self.opts.protocol) {
+            return Err(Closing::new(
+                CloseReason::BadClientProtocolVersion,
+                Some(err::INVALID_CLIENT_PROTOCOL),
+            ));
+        }
+        self.parser.set_headers(self.opts.headers);
+        self.client.set_headers(self.opts.headers);
+        self.client.set_name(&self.opts.name);
+        if self.opts.no_responders && !self.opts.headers {
+            return Err(Closing::new(
+                CloseReason::NoRespondersRequiresHeaders,
+                Some(err::NO_RESPONDERS_REQUIRES_HEADERS),
+            ));
+        }
+        if self.opts.verbose {
+            self.send_traced(protocol::OK, "OK");
+        }
+        Ok(())
+    }
+
+    fn on_sub(&mut self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
+        self.active = true;
+        let limit = self.shared.config.max_subscriptions;
+        let mut subs = self.client.subs.lock();
+        if limit > 0 && subs.len() >= limit && !subs.contains_key(sid) {
+            drop(subs);
+            log::error!(
+                "{} - maximum subscriptions exceeded",
+                self.client.log_prefix()
+            );
+            self.send_traced(err::MAX_SUBSCRIPTIONS, "-ERR");
+            return;
+        }
+        // A sid that is already in use: nats-server keeps the first subscription and still
+        // answers +OK.
+        if !subs.contains_key(sid) {
+            let sub = Arc::new(Subscription::new(self.client.clone(), subject, queue, sid));
+            // Lock order: the client's sid map, then the sublist's locks (documented in
+            // docs/architecture.md); nothing else is held here.
+            match self.shared.sublist.insert(sub.clone()) {
+                Ok(()) => {
+                    subs.insert(sid.into(), sub);
+                }
+                Err(SublistError::InvalidSubject) => {
+                    drop(subs);
+                    self.send_traced(err::INVALID_SUBJECT, "-ERR");
+                    return;
+                }
+            }
+        }
+        drop(subs);
+        if self.opts.verbose {
+            self.send_traced(protocol::OK, "OK");
+        }
+    }
+
+    fn on_unsub(&mut self, sid: &[u8], max: Option<u64>) {
+        self.active = true;
+        let sub = self.client.subs.lock().get(sid).cloned();
+        if self.opts.verbose {
+            self.send_traced(protocol::OK, "OK");
+        }
+        if let Some(sub) = sub {
+            let now = match max {
+                Some(max) if max > 0 => sub.set_max(max),
+                _ => true,
+            };
+            if now {
+                unsubscribe(&self.shared, &sub);
+            }
+        }
+    }
+
+    fn on_pub(&mut self, p: &Publish<'_>, chunk: &Bytes, start: usize) -> Result<(), Closing> {
+        self.active = true;
+        self.in_msgs += 1;
+        self.in_bytes += p.payload.len() as u64;
+        if self.opts.pedantic && !is_valid_literal_subject(p.subject) {
+            // nats-server complains but still delivers.
+            self.send_traced(err::INVALID_PUBLISH_SUBJECT, "-ERR");
+        }
+        if self.opts.verbose {
+            self.send_traced(protocol::OK, "OK");
+        }
+        let mut msg = Message {
+            publish: p,
+            chunk,
+            payload_at: start + p.payload_offset,
+            shared: None,
+            stripped_size: SizeToken::new(p.payload.len() - p.headers.map_or(0, |(h, _)| h)),
+        };
+        let delivered = self.route(&mut msg);
+        if !delivered && self.opts.no_responders {
+            if let Some(reply) = p.reply {
+                self.no_responders(reply);
+            }
+        }
+        Ok(())
+    }
+
+    /// Delivers a message to every matching subscription; returns whether anyone got it.
+    fn route(&mut self, msg: &mut Message<'_, '_>) -> bool {
+        let shared = &*self.shared;
+        let result = self
+            .cache
+            .get(&shared.sublist)
+            .matches(&shared.sublist, msg.publish.subject);
+        if result.is_empty() {
+            return false;
+        }
+        let mut d = Deliverer {
+            shared,
+            outbox: &mut self.outbox,
+            publisher: self.client.cid,
+            echo: self.opts.echo,
+            trace: self.trace,
+        };
+        let mut delivered = false;
+        for sub in &result.plain {
+            delivered |= d.deliver(sub, msg);
+        }
+        for group in &result.groups {
+            // One member per group, chosen at random so load spreads evenly. fastrand keeps
+            // its state in a thread-local: no shared counter between publishers. If the
+            // chosen member cannot take it (closing, echo), try the next one.
+            let n = group.members.len();
+            let first = if n > 1 { fastrand::usize(..n) } else { 0 };
+            for i in 0..n {
+                if d.deliver(&group.members[(first + i) % n], msg) {
+                    delivered = true;
+                    break;
+                }
+            }
+        }
+        delivered
+    }
+
+    /// A request nobody can answer: tell the requester with a 503 status message, sent to
+    /// the requester's own subscription on the reply subject (client protocol doc,
+    /// "no_responders"; nats-server's exact bytes).
+    fn no_responders(&mut self, reply: &[u8]) {
+        let shared = &*self.shared;
+        let result = self
+            .cache
+            .get(&shared.sublist)
+            .matches(&shared.sublist, reply);
+        let Some(sub) = result
+            .plain
+            .iter()
+            .find(|s| s.client.cid == self.client.cid)
+        else {
+            return;
+        };
+        let batch = self.outbox.batch_for(&self.client, &shared.pool);
+        let before = batch.len();
+        let buf = batch.buf_mut();
+        buf.extend_from_slice(b"HMSG ");
+        buf.extend_from_slice(reply);
+        buf.push(b' ');
+        buf.extend_from_slice(&sub.sid);
+        buf.extend_from_slice(b" 16 16\r\nNATS/1.0 503\r\n\r\n\r\n");
+        let added = batch.len() - before;
+        self.outbox.add_staged(added);
+    }
+
+    /// Stages bytes for this client itself.
+    fn send(&mut self, bytes: &[u8]) {
+        self.outbox
+            .batch_for(&self.client, &self.shared.pool)
+            .push(bytes);
+        self.outbox.add_staged(bytes.len());
+    }
+
+    fn send_traced(&mut self, bytes: &'static [u8], what: &str) {
+        if self.trace {
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end();
+            let shown = if what == "-ERR" {
+                text.trim_start_matches("-ERR ")
+            } else {
+                what
+            };
+            if what == "-ERR" {
+                log::trace!("{} - ->> [-ERR {}]", self.client.log_prefix(), shown);
+            } else {
+                log::trace!("{} - ->> [{}]", self.client.log_prefix(), shown);
+            }
+        }
+        self.send(bytes);
+    }
+
+    /// Queues everything staged.
+    fn flush(&mut self) {
+        self.outbox
+            .flush(&self.shared.pool, &self.stall, self.client.cid);
+    }
+
+    fn publish_counters(&mut self) {
+        if self.in_msgs > 0 {
+            self.client.stats.inbound.add(self.in_msgs, self.in_bytes);
+            self.in_msgs = 0;
+            self.in_bytes = 0;
+        }
+    }
+
+    /// Sends a PING to a client idle for `ping_interval`; a client that left `ping_max`
+    /// PINGs unanswered is stale. (nats-server's ping timer, minus the timer.)
+    fn check_ping(&mut self) -> Result<(), Closing> {
+        let now = Instant::now();
+        if now < self.next_ping_check {
+            return Ok(());
+        }
+        self.next_ping_check = now + self.shared.config.ping_interval;
+        if std::mem::take(&mut self.active) | std::mem::take(&mut self.pinged) {
+            return Ok(()); // recent activity: no PING needed
+        }
+        if self.pings_out + 1 > self.shared.config.effective_ping_max() {
+            log::debug!(
+                "{} - Stale Client Connection - Closing",
+                self.client.log_prefix()
+            );
+            return Err(Closing::new(
+                CloseReason::StaleConnection,
+                Some(err::STALE_CONNECTION),
+            ));
+        }
+        self.pings_out += 1;
+        self.send_traced(protocol::PING, "PING");
+        Ok(())
+    }
+
+    /// Sends the closing `-ERR` (if any), and returns the reason.
+    fn fail(&mut self, c: Closing) -> CloseReason {
+        if let Some(e) = c.err {
+            self.send_traced(e, "-ERR");
+        }
+        c.reason
+    }
+
+    /// Ends the connection: flush the last output, close gracefully (the writer writes what
+    /// is queued, then shuts the socket), remove the subscriptions, unregister.
+    fn finish(mut self, reason: CloseReason) {
+        self.publish_counters();
+        self.flush();
+        self.client.close(reason);
+        let subs = std::mem::take(&mut *self.client.subs.lock());
+        for sub in subs.into_values() {
+            sub.close();
+            self.shared.sublist.remove(&sub);
+        }
+        self.shared.clients.remove(&self.client.cid);
+        let reason = self.client.close_reason().unwrap_or(reason);
+        log::debug!(
+            "{} - Client connection closed: {}",
+            self.client.log_prefix(),
+            reason
+        );
+    }
+
+    fn trace_in(&self, op: &ClientOp<'_>) {
+        let p = self.client.log_prefix();
+        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match op {
+            ClientOp::Connect(j) => log::trace!("{p} - <<- [CONNECT {}]", redact(&s(j))),
+            ClientOp::Pub(pb) => {
+                let op = if pb.headers.is_some() { "HPUB" } else { "PUB" };
+                log::trace!("{p} - <<- [{op} {}]", s(pb.args));
+                log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(pb.payload));
+            }
+            ClientOp::Sub {
+                subject,
+                queue,
+                sid,
+            } => match queue {
+                Some(q) => log::trace!("{p} - <<- [SUB {} {} {}]", s(subject), s(q), s(sid)),
+                None => log::trace!("{p} - <<- [SUB {} {}]", s(subject), s(sid)),
+            },
+            ClientOp::Unsub { sid, max } => match max {
+                Some(m) => log::trace!("{p} - <<- [UNSUB {} {m}]", s(sid)),
+                None => log::trace!("{p} - <<- [UNSUB {}]", s(sid)),
+            },
+            ClientOp::Ping => log::trace!("{p} - <<- [PING]"),
+            ClientOp::Pong => log::trace!("{p} - <<- [PONG]"),
+            ClientOp::Info(j) => log::trace!("{p} - <<- [INFO {}]", s(j)),
+            ClientOp::Ok => log::trace!("{p} - <<- [OK]"),
+            ClientOp::Err(e) => log::trace!("{p} - <<- [-ERR {}]", s(e)),
+        }
+    }
+}
+
+/// Hides passwords and tokens in a traced CONNECT, as nats-server does.
+fn redact(connect: &str) -> String {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(connect)
+    else {
+        return connect.to_owned();
+    };
+    for key in ["pass", "auth_token"] {
+        if let Some(v) = map.get_mut(key) {
+            *v = serde_json::Value::String("[REDACTED]".into());
+        }
+    }
+    serde_json::Value::Object(map).to_string()
+}
+
+/// Removes a subscription from its client and the table (idempotent; any thread).
+pub(crate) fn unsubscribe(shared: &Shared, sub: &Arc<Subscription>) {
+    if sub.close() {
+        sub.client.remove_sub_if(&sub.sid, sub);
+        shared.sublist.remove(sub);
+    }
+}
+
+/// One message being routed.
+struct Message<'p, 'b> {
+    publish: &'p Publish<'b>,
+    /// The frozen read buffer the publish was parsed from.
+    chunk: &'p Bytes,
+    /// Offset of the payload in `chunk`.
+    payload_at: usize,
+    /// The payload as a shared `Bytes`, made on first need.
+    shared: Option<Bytes>,
+    /// For subscribers without headers support: the body size, formatted once.
+    stripped_size: SizeToken,
+}
+
+/// A decimal size formatted once, without allocating.
+struct SizeToken {
+    digits: [u8; 20],
+    len: usize,
+}
+
+impl SizeToken {
+    fn new(n: usize) -> Self {
+        let mut buf = itoa::Buffer::new();
+        let s = buf.format(n).as_bytes();
+        let mut digits = [0u8; 20];
+        digits[..s.len()].copy_from_slice(s);
+        SizeToken {
+            digits,
+            len: s.len(),
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[..self.len]
+    }
+}
+
+/// Puts one message into subscribers' batches.
+struct Deliverer<'a> {
+    shared: &'a Shared,
+    outbox: &'a mut Outbox,
+    publisher: u64,
+    echo: bool,
+    trace: bool,
+}
+
+impl Deliverer<'_> {
+    /// Stages `msg` for `sub`. Returns false if the subscription could not take it.
+    #[inline]
+    fn deliver(&mut self, sub: &Arc<Subscription>, msg: &mut Message<'_, '_>) -> bool {
+        if !self.echo && sub.client.cid == self.publisher {
+            return false;
+        }
+        if sub.is_closed() || sub.client.is_closing() {
+            return false;
+        }
+        let claim = sub.claim();
+        if claim == Claim::Exhausted {
+            unsubscribe(self.shared, sub);
+            return false;
+        }
+        let p = msg.publish;
+        // A subscriber that did not declare headers gets the body only, as a MSG.
+        let (header_token, size_token, skip): (Option<&[u8]>, &[u8], usize) = match p.headers {
+            Some((hdr_len, _)) if !sub.client.headers() => {
+                (None, msg.stripped_size.as_bytes(), hdr_len)
+            }
+            Some((_, token)) => (Some(token), p.size_token, 0),
+            None => (None, p.size_token, 0),
+        };
+        let payload = &p.payload[skip..];
+        let batch = self.outbox.batch_for(&sub.client, &self.shared.pool);
+        let before = batch.buf_mut().len();
+        protocol::write_msg_line(
+            batch.buf_mut(),
+            &MsgLine {
+                subject: p.subject,
+                sid: &sub.sid,
+                reply: p.reply,
+                header_token,
+                size_token,
+            },
+        );
+        if payload.len() >= SHARE_MIN {
+            let whole = msg.shared.get_or_insert_with(|| {
+                msg.chunk
+                    .slice(msg.payload_at..msg.payload_at + p.payload.len())
+            });
+            batch.push_shared(whole.slice(skip..));
+        } else {
+            batch.push(payload);
+        }
+        batch.push(b"\r\n");
+        batch.count_msg(payload.len());
+        let added = batch.buf_mut().len() - before;
+        if self.trace {
+            log::trace!(
+                "{} - ->> [{}MSG {} {} {}]",
+                sub.client.log_prefix(),
+                if header_token.is_some() { "H" } else { "" },
+                String::from_utf8_lossy(p.subject),
+                String::from_utf8_lossy(&sub.sid),
+                String::from_utf8_lossy(size_token)
+            );
+        }
+        self.outbox.add_staged(added);
+        if claim == Claim::DeliverLast {
+            unsubscribe(self.shared, sub);
+        }
+        true
+    }
+}

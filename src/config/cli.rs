@@ -1,0 +1,188 @@
+//! The command line: nats-server's flag names, parsed with `clap`.
+
+use super::{Config, ConfigError};
+use clap::Parser;
+use std::path::PathBuf;
+
+/// beaver: a NATS server. Flags use nats-server's names and override the config file.
+#[derive(Parser, Debug, Clone, Default)]
+#[command(
+    name = "beaver",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (NATS client protocol of nats-server ", "2.9.10", ")"),
+    about = "beaver: a NATS server speaking the core NATS client protocol",
+    disable_version_flag = true
+)]
+pub struct Cli {
+    /// Client connection address to bind
+    #[arg(short = 'a', long = "addr", visible_alias = "net", value_name = "HOST")]
+    pub addr: Option<String>,
+
+    /// Client connection port (-1 for a random port)
+    #[arg(
+        short = 'p',
+        long = "port",
+        value_name = "PORT",
+        allow_negative_numbers = true
+    )]
+    pub port: Option<i32>,
+
+    /// Configuration file (beaver's Config.toml format)
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Server name (defaults to the server id)
+    #[arg(
+        short = 'n',
+        long = "name",
+        visible_alias = "server_name",
+        value_name = "NAME"
+    )]
+    pub name: Option<String>,
+
+    /// HTTP monitoring port (accepted; monitoring is not served yet)
+    #[arg(
+        short = 'm',
+        long = "http_port",
+        value_name = "PORT",
+        allow_negative_numbers = true
+    )]
+    pub http_port: Option<i32>,
+
+    /// Log to FILE instead of stderr
+    #[arg(
+        short = 'l',
+        long = "log",
+        visible_alias = "log_file",
+        value_name = "FILE"
+    )]
+    pub log: Option<PathBuf>,
+
+    /// Enable debug logging
+    #[arg(short = 'D', long = "debug")]
+    pub debug: bool,
+
+    /// Enable protocol tracing
+    #[arg(short = 'V', long = "trace")]
+    pub trace: bool,
+
+    /// Timestamp log lines (default true; `-T=false` to disable)
+    #[arg(short = 'T', long = "logtime", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true")]
+    pub logtime: Option<bool>,
+
+    /// Check the configuration and exit
+    #[arg(short = 't')]
+    pub test_config: bool,
+
+    /// Writer threads (default: one per CPU)
+    #[arg(long = "writers", value_name = "N")]
+    pub writers: Option<usize>,
+
+    /// Show version and exit
+    #[arg(short = 'v', long = "version")]
+    pub version: bool,
+}
+
+impl Cli {
+    /// Applies the flags that were given on top of `config`.
+    pub(super) fn apply(&self, config: &mut Config) -> Result<(), ConfigError> {
+        let bad = |flag: &str, msg: String| ConfigError {
+            message: format!("flag {flag}: {msg}"),
+        };
+        if let Some(a) = &self.addr {
+            config.host = a.clone();
+        }
+        if let Some(p) = self.port {
+            if !(-1..=65535).contains(&p) {
+                return Err(bad(
+                    "-p/--port",
+                    format!("{p} is out of range (-1 to 65535)"),
+                ));
+            }
+            config.port = p;
+        }
+        if let Some(n) = &self.name {
+            config.server_name = Some(n.clone());
+        }
+        if let Some(p) = self.http_port {
+            if !(-1..=65535).contains(&p) {
+                return Err(bad(
+                    "-m/--http_port",
+                    format!("{p} is out of range (-1 to 65535)"),
+                ));
+            }
+            config.http_port = p;
+        }
+        if let Some(l) = &self.log {
+            config.logfile = Some(l.clone());
+        }
+        if self.debug {
+            config.debug = true;
+        }
+        if self.trace {
+            config.trace = true;
+        }
+        if let Some(t) = self.logtime {
+            config.logtime = t;
+        }
+        if let Some(w) = self.writers {
+            if w > 1024 {
+                return Err(bad("--writers", format!("{w} is out of range (0 to 1024)")));
+            }
+            config.writers = w;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("beaver").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn nats_server_flags() {
+        let cli = parse(&[
+            "-a",
+            "127.0.0.1",
+            "-p",
+            "-1",
+            "-DV",
+            "--writers",
+            "3",
+            "-n",
+            "x",
+        ]);
+        let mut c = Config::default();
+        cli.apply(&mut c).unwrap();
+        assert_eq!(c.host, "127.0.0.1");
+        assert_eq!(c.port, -1);
+        assert_eq!(c.bind_port(), 0);
+        assert!(c.debug && c.trace);
+        assert_eq!(c.writers, 3);
+        assert_eq!(c.server_name.as_deref(), Some("x"));
+        let cli = parse(&[
+            "--net",
+            "::1",
+            "--log_file",
+            "/tmp/x.log",
+            "-T=false",
+            "-m",
+            "8222",
+        ]);
+        cli.apply(&mut c).unwrap();
+        assert_eq!(c.host, "::1");
+        assert!(!c.logtime);
+        assert_eq!(c.http_port, 8222);
+    }
+
+    #[test]
+    fn bad_flags() {
+        assert!(Cli::try_parse_from(["beaver", "--nope"]).is_err());
+        let mut c = Config::default();
+        assert!(parse(&["-p", "70000"]).apply(&mut c).is_err());
+    }
+}

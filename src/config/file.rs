@@ -1,0 +1,232 @@
+//! Reading `Config.toml`: the schema, and turning it into [`Config`] with errors that name the
+//! key and line.
+
+use super::units::{duration_from_secs, parse_duration, parse_size};
+use super::{Config, ConfigError};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The file's keys: nats-server's option names, at top level. Every key is optional; unknown
+/// keys are an error (`deny_unknown_fields`), reported by the TOML parser with their line.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileConfig {
+    host: Option<Spanned<String>>,
+    /// nats-server's alias for `host`.
+    net: Option<Spanned<String>>,
+    port: Option<Spanned<i64>>,
+    server_name: Option<Spanned<String>>,
+    http_port: Option<Spanned<i64>>,
+    max_payload: Option<Spanned<Size>>,
+    max_control_line: Option<Spanned<Size>>,
+    max_connections: Option<Spanned<i64>>,
+    max_pending: Option<Spanned<Size>>,
+    max_subscriptions: Option<Spanned<i64>>,
+    ping_interval: Option<Spanned<Seconds>>,
+    ping_max: Option<Spanned<i64>>,
+    write_deadline: Option<Spanned<Seconds>>,
+    writers: Option<Spanned<i64>>,
+    debug: Option<bool>,
+    trace: Option<bool>,
+    logtime: Option<bool>,
+    logfile: Option<Spanned<String>>,
+}
+
+/// A size: an integer number of bytes or a string with a suffix (`"1MB"`).
+pub(super) struct Size(Result<u64, String>);
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a size: bytes as an integer, or a string like \"1MB\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Size, E> {
+                Ok(Size(
+                    u64::try_from(v).map_err(|_| format!("{v} is negative")),
+                ))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
+                Ok(Size(Ok(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Size, E> {
+                Ok(Size(parse_size(v)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A duration: seconds as a number, or a string like `"2m"` or `"500ms"`.
+pub(super) struct Seconds(Result<Duration, String>);
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Seconds;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration: seconds as a number, or a string like \"2m\" or \"500ms\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Seconds, E> {
+                Ok(Seconds(duration_from_secs(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Seconds, E> {
+                Ok(Seconds(duration_from_secs(v as f64)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Seconds, E> {
+                Ok(Seconds(duration_from_secs(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Seconds, E> {
+                Ok(Seconds(parse_duration(v)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses `text` (the contents of `path`) and applies it on top of `config`.
+pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<(), ConfigError> {
+    let file: FileConfig = toml::from_str(text).map_err(|e| ConfigError {
+        message: format!("{path}: {e}"),
+    })?;
+    let line_of = |span: std::ops::Range<usize>| text[..span.start].matches('\n').count() + 1;
+    // Builds "path: line N: key `k`: message".
+    let err = |key: &str, span: std::ops::Range<usize>, msg: String| ConfigError {
+        message: format!("{path}: line {}: key `{key}`: {msg}", line_of(span)),
+    };
+    macro_rules! int_in {
+        ($key:literal, $v:expr, $lo:expr, $hi:expr) => {{
+            let v = $v;
+            let n = *v.get_ref();
+            if !($lo..=$hi).contains(&n) {
+                return Err(err(
+                    $key,
+                    v.span(),
+                    format!("{} is out of range ({} to {})", n, $lo, $hi),
+                ));
+            }
+            n
+        }};
+    }
+    macro_rules! size {
+        ($key:literal, $v:expr) => {{
+            let v = $v;
+            let span = v.span();
+            match v.into_inner().0 {
+                Ok(n) => {
+                    usize::try_from(n).map_err(|_| err($key, span, format!("{n} is too large")))?
+                }
+                Err(m) => return Err(err($key, span, m)),
+            }
+        }};
+    }
+    macro_rules! duration {
+        ($key:literal, $v:expr) => {{
+            let v = $v;
+            let span = v.span();
+            match v.into_inner().0 {
+                Ok(d) => (d, span),
+                Err(m) => return Err(err($key, span, m)),
+            }
+        }};
+    }
+
+    if let Some(v) = file.net {
+        config.host = v.into_inner();
+    }
+    if let Some(v) = file.host {
+        config.host = v.into_inner();
+    }
+    if let Some(v) = file.port {
+        config.port = int_in!("port", v, -1, 65535) as i32;
+    }
+    if let Some(v) = file.server_name {
+        config.server_name = Some(v.into_inner());
+    }
+    if let Some(v) = file.http_port {
+        config.http_port = int_in!("http_port", v, -1, 65535) as i32;
+    }
+    if let Some(v) = file.max_payload {
+        let span = v.span();
+        config.max_payload = size!("max_payload", v);
+        if config.max_payload == 0 || config.max_payload > super::MAX_PAYLOAD_LIMIT {
+            return Err(err(
+                "max_payload",
+                span,
+                format!(
+                    "must be between 1 and {} bytes (64 MiB, nats-server's limit)",
+                    super::MAX_PAYLOAD_LIMIT
+                ),
+            ));
+        }
+    }
+    if let Some(v) = file.max_control_line {
+        let span = v.span();
+        config.max_control_line = size!("max_control_line", v);
+        if config.max_control_line == 0 || config.max_control_line > super::MAX_PAYLOAD_LIMIT {
+            return Err(err(
+                "max_control_line",
+                span,
+                "must be between 1 and 64 MiB".into(),
+            ));
+        }
+    }
+    if let Some(v) = file.max_connections {
+        config.max_connections = int_in!("max_connections", v, -1, i64::from(i32::MAX));
+    }
+    if let Some(v) = file.max_pending {
+        let span = v.span();
+        config.max_pending = size!("max_pending", v);
+        if config.max_pending == 0 {
+            return Err(err("max_pending", span, "must be at least 1 byte".into()));
+        }
+    }
+    if let Some(v) = file.max_subscriptions {
+        config.max_subscriptions = int_in!("max_subscriptions", v, 0, i64::from(i32::MAX)) as usize;
+    }
+    if let Some(v) = file.ping_interval {
+        let (d, span) = duration!("ping_interval", v);
+        if d.is_zero() {
+            return Err(err("ping_interval", span, "must be more than 0".into()));
+        }
+        config.ping_interval = d;
+    }
+    if let Some(v) = file.ping_max {
+        config.ping_max = int_in!("ping_max", v, 0, 1_000_000) as u32;
+    }
+    if let Some(v) = file.write_deadline {
+        let (d, _) = duration!("write_deadline", v);
+        config.write_deadline = d;
+    }
+    if let Some(v) = file.writers {
+        config.writers = int_in!("writers", v, 0, 1024) as usize;
+    }
+    if let Some(v) = file.debug {
+        config.debug = v;
+    }
+    if let Some(v) = file.trace {
+        config.trace = v;
+    }
+    if let Some(v) = file.logtime {
+        config.logtime = v;
+    }
+    if let Some(v) = file.logfile {
+        config.logfile = Some(PathBuf::from(v.into_inner()));
+    }
+    // Cross-key rule from nats-server: a message must fit in a client's pending buffer.
+    if config.max_payload > config.max_pending {
+        return Err(ConfigError {
+            message: format!(
+                "{path}: max_payload ({}) cannot be higher than max_pending ({})",
+                config.max_payload, config.max_pending
+            ),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! Configuration: defaults, `Config.toml` (`-c FILE`), and the command line, in that order of
+//! precedence (the command line wins).
+//!
+//! Key and flag names are nats-server's. Defaults are nats-server's too, and built in: beaver
+//! needs no file to start. The repository's `Config.toml` lists every key with its default
+//! (a unit test keeps the two in step).
+
+mod cli;
+mod file;
+pub mod units;
+
+pub use cli::Cli;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Largest `max_payload` accepted (nats-server's `MAX_PAYLOAD_MAX_SIZE`, 64 MiB).
+pub const MAX_PAYLOAD_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The server's settings, resolved from defaults, file and command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Address to listen on for clients (`host`, `-a/--addr`). Default `0.0.0.0`.
+    pub host: String,
+    /// Client port (`port`, `-p`). Default 4222; 0 also means 4222 and -1 a random port, as
+    /// in nats-server.
+    pub port: i32,
+    /// Server name (`server_name`, `-n`); defaults to the server id.
+    pub server_name: Option<String>,
+    /// Monitoring port (`http_port`, `-m`); 0 disables it. Accepted, served by a later issue.
+    pub http_port: i32,
+    /// Largest message, headers included, in bytes (`max_payload`). Default 1 MiB.
+    pub max_payload: usize,
+    /// Longest control line arguments, in bytes (`max_control_line`). Default 4096.
+    pub max_control_line: usize,
+    /// Most client connections (`max_connections`); 0 means the default 65536, negative
+    /// means unlimited, as in nats-server.
+    pub max_connections: i64,
+    /// Most bytes queued for one client before it is a slow consumer (`max_pending`).
+    /// Default 64 MiB.
+    pub max_pending: usize,
+    /// Most subscriptions per connection (`max_subscriptions`); 0 is unlimited (default).
+    pub max_subscriptions: usize,
+    /// How often the server PINGs an idle client (`ping_interval`). Default 2 minutes.
+    pub ping_interval: Duration,
+    /// Unanswered PINGs before a client is stale (`ping_max`); 0 means the default 2.
+    pub ping_max: u32,
+    /// A write that makes no progress for this long closes the client as a slow consumer
+    /// (`write_deadline`); 0 means the default 10 s.
+    pub write_deadline: Duration,
+    /// Writer threads (`writers`, `--writers`); 0 means one per CPU (default).
+    pub writers: usize,
+    /// Debug logging (`debug`, `-D`).
+    pub debug: bool,
+    /// Protocol tracing (`trace`, `-V`).
+    pub trace: bool,
+    /// Timestamps in log lines (`logtime`, `-T`). Default true.
+    pub logtime: bool,
+    /// Log to this file instead of stderr (`logfile`, `-l`).
+    pub logfile: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            host: "0.0.0.0".into(),
+            port: 4222,
+            server_name: None,
+            http_port: 0,
+            max_payload: 1024 * 1024,
+            max_control_line: 4096,
+            max_connections: 64 * 1024,
+            max_pending: 64 * 1024 * 1024,
+            max_subscriptions: 0,
+            ping_interval: Duration::from_secs(120),
+            ping_max: 2,
+            write_deadline: Duration::from_secs(10),
+            writers: 0,
+            debug: false,
+            trace: false,
+            logtime: true,
+            logfile: None,
+        }
+    }
+}
+
+/// A configuration problem; the message names the file, line and key when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Defaults, then the `-c` file if given, then the command line.
+    pub fn load(cli: &Cli) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        if let Some(path) = &cli.config {
+            let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+                message: format!("cannot read config file {}: {e}", path.display()),
+            })?;
+            file::apply_file(&mut config, &path.display().to_string(), &text)?;
+        }
+        cli.apply(&mut config)?;
+        Ok(config)
+    }
+
+    /// Parses a `Config.toml` text on top of the defaults (used by tests and `-t`).
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        file::apply_file(&mut config, "Config.toml", text)?;
+        Ok(config)
+    }
+
+    /// The port to bind: 0 (ask the OS) for -1, 4222 for 0.
+    pub fn bind_port(&self) -> u16 {
+        match self.port {
+            -1 => 0,
+            0 => 4222,
+            p => p as u16,
+        }
+    }
+
+    /// `max_connections` with nats-server's conventions applied: `None` is unlimited.
+    pub fn connection_limit(&self) -> Option<usize> {
+        match self.max_connections {
+            0 => Some(64 * 1024),
+            n if n < 0 => None,
+            n => Some(n as usize),
+        }
+    }
+
+    /// `ping_max` with 0 meaning the default.
+    pub fn effective_ping_max(&self) -> u32 {
+        if self.ping_max == 0 {
+            2
+        } else {
+            self.ping_max
+        }
+    }
+
+    /// `write_deadline` with 0 meaning the default.
+    pub fn effective_write_deadline(&self) -> Duration {
+        if self.write_deadline.is_zero() {
+            Duration::from_secs(10)
+        } else {
+            self.write_deadline
+        }
+    }
+
+    /// Number of writer threads: `writers`, or one per CPU.
+    pub fn writer_threads(&self) -> usize {
+        if self.writers > 0 {
+            self.writers
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_config_toml_lists_the_defaults() {
+        let text = include_str!("../../Config.toml");
+        assert_eq!(Config::from_toml(text).unwrap(), Config::default());
+        // Every key the file format accepts is present in the file.
+        for key in [
+            "host",
+            "port",
+            "server_name",
+            "http_port",
+            "max_payload",
+            "max_control_line",
+            "max_connections",
+            "max_pending",
+            "max_subscriptions",
+            "ping_interval",
+            "ping_max",
+            "write_deadline",
+            "writers",
+            "debug",
+            "trace",
+            "logtime",
+            "logfile",
+        ] {
+            assert!(
+                text.lines()
+                    .any(|l| l.trim_start_matches("# ").starts_with(&format!("{key} ="))),
+                "Config.toml documents {key}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_and_units() {
+        let c = Config::from_toml(
+            "port = 5222\nmax_payload = \"2MB\"\nping_interval = \"30s\"\nwrite_deadline = 2.5\n\
+             max_pending = 100000000\nwriters = 3\n",
+        )
+        .unwrap();
+        assert_eq!(c.port, 5222);
+        assert_eq!(c.max_payload, 2 << 20);
+        assert_eq!(c.ping_interval, Duration::from_secs(30));
+        assert_eq!(c.write_deadline, Duration::from_millis(2500));
+        assert_eq!(c.writer_threads(), 3);
+    }
+
+    #[test]
+    fn errors_name_the_key_and_line() {
+        let e = Config::from_toml("port = 4222\nfoo = 1\n").unwrap_err();
+        assert!(
+            e.message.contains("foo") && e.message.contains("line 2"),
+            "{e}"
+        );
+        let e = Config::from_toml("\n\nport = 70000\n").unwrap_err();
+        assert!(
+            e.message.contains("line 3") && e.message.contains("`port`"),
+            "{e}"
+        );
+        let e = Config::from_toml("max_payload = \"1XB\"\n").unwrap_err();
+        assert!(
+            e.message.contains("max_payload") && e.message.contains("line 1"),
+            "{e}"
+        );
+        let e = Config::from_toml("ping_interval = true\n").unwrap_err();
+        assert!(e.message.contains("ping_interval"), "{e}");
+        let e = Config::from_toml("max_payload = 100\nmax_pending = 10\n").unwrap_err();
+        assert!(
+            e.message.contains("cannot be higher than max_pending"),
+            "{e}"
+        );
+        let e = Config::from_toml("max_payload = 0\n").unwrap_err();
+        assert!(e.message.contains("max_payload"), "{e}");
+    }
+}

@@ -1,0 +1,30 @@
+//! # beaver
+//!
+//! A NATS server speaking the core NATS client protocol, built as a blocking `std::net`
+//! thread-pool server. The modules follow the architecture (docs/architecture.md):
+//!
+//! - [`protocol`]: the client protocol: the zero-copy parser, `CONNECT`, `INFO`, `MSG`
+//!   framing, and nats-server's exact `-ERR` strings;
+//! - [`subjects`]: subject rules and the subscription table (a `dashmap` of literal subjects,
+//!   a token trie for wildcards, generation-checked match caches);
+//! - [`client`]: a connection's shared state, its reader thread, and the outbox in which a
+//!   reader stages output per destination;
+//! - [`outbound`]: the per-client lock-free outbound queue and the batches it carries;
+//! - [`writer`]: the fixed pool of writer threads that drain queues into sockets;
+//! - [`server`]: shared state, the acceptor, start-up and shutdown;
+//! - [`config`], [`logging`]: Config.toml, the command line, and nats-server-style logs.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod config;
+pub mod logging;
+pub mod outbound;
+pub mod protocol;
+pub mod server;
+pub mod signals;
+pub mod subjects;
+pub mod writer;
+
+pub use config::Config;
+pub use server::Server;

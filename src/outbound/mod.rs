@@ -1,0 +1,271 @@
+//! A client's outbound queue: lock-free, many producers, one writer at a time.
+//!
+//! Producers are reader threads (any client's, routing a publish; or the client's own, sending
+//! `PONG`, `+OK`, `-ERR`). Each pushes whole [`Batch`]es onto a `crossbeam` `SegQueue` and adds
+//! their size to an atomic `pending` byte count. The consumer is whichever writer thread holds
+//! the client's **scheduled** token.
+//!
+//! ## The scheduled token (the doorbell)
+//! `scheduled` is true from the moment a producer hands the client to the writer pool until a
+//! writer finds the queue empty and gives the token back. Only the producer that flips it from
+//! false to true rings the doorbell (sends the client to the pool), so a client is in the
+//! writers' ready channel at most once, however many batches pile up, and at most one writer
+//! drains a client at a time (so bytes go out in queue order without a lock).
+//!
+//! The race to avoid is a lost wake-up: a writer sees the queue empty and is about to give the
+//! token back just as a producer pushes and sees the token still taken. Both sides use an
+//! atomic read-modify-write (`swap`) on the token:
+//! - producer: `push(batch)`, then `scheduled.swap(true, AcqRel)`;
+//! - writer: `scheduled.swap(false, AcqRel)`, then checks the queue once more.
+//!
+//! The two swaps are ordered in the token's modification order. If the producer's comes
+//! first, the writer's swap reads it (a swap always reads the latest value) and, by
+//! Acquire/Release, also sees the push: its re-check finds the batch and it takes the token
+//! back. If the writer's comes first, the producer's swap returns false and the producer rings
+//! the doorbell itself. Either way the batch is written.
+
+mod batch;
+
+pub use batch::{Batch, BatchPool, MAX_POOLED_CAPACITY, POOL_SIZE, SHARE_MIN};
+
+use crossbeam_queue::SegQueue;
+use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// One client's outbound queue. See the module docs.
+#[derive(Default)]
+pub struct Outbound {
+    queue: SegQueue<Batch>,
+    // The two counters every producer and the writer touch get a cache line each, apart from
+    // the read-mostly fields of the client around them.
+    pending: CachePadded<AtomicUsize>,
+    scheduled: CachePadded<AtomicBool>,
+    stall: Stall,
+}
+
+impl Outbound {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queues a batch. Returns true if the caller took the scheduled token and must hand the
+    /// client to the writer pool.
+    #[inline]
+    pub fn push(&self, batch: Batch) -> bool {
+        // Count before pushing, so the writer (which subtracts after popping) never sees the
+        // count go below zero. Relaxed: `pending` is a statistic and a limit, it does not
+        // publish data; the queue itself synchronises the batch's contents.
+        self.pending.fetch_add(batch.len(), Ordering::Relaxed);
+        self.queue.push(batch);
+        !self.scheduled.swap(true, Ordering::AcqRel)
+    }
+
+    /// Bytes queued and not yet accepted by the socket.
+    #[inline]
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    /// Writer side: the next batch, if any. Only the token holder calls this.
+    #[inline]
+    pub fn pop(&self) -> Option<Batch> {
+        self.queue.pop()
+    }
+
+    /// Writer side: `n` bytes were written (or discarded).
+    #[inline]
+    pub fn written(&self, n: usize) {
+        self.pending.fetch_sub(n, Ordering::Relaxed);
+        self.stall.maybe_release(self.pending());
+    }
+
+    /// Writer side: gives the token back. Returns true if batches arrived meanwhile *and* the
+    /// caller got the token back, i.e. it must keep draining.
+    pub fn release(&self) -> bool {
+        self.scheduled.swap(false, Ordering::AcqRel);
+        // See the module docs: this re-check cannot miss a push whose producer saw `true`.
+        !self.queue.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel)
+    }
+
+    /// Producer side: waits until `pending` drops to `threshold` or `max_wait` passes
+    /// (nats-server's "fast producer stall"), or `give_up()` turns true. Returns the time spent.
+    pub fn stall_until_below(
+        &self,
+        threshold: usize,
+        max_wait: Duration,
+        give_up: impl Fn() -> bool,
+    ) -> Duration {
+        self.stall.wait(&self.pending, threshold, max_wait, give_up)
+    }
+
+    /// Wakes every stalled producer (used when the client closes).
+    pub fn wake_stalled(&self) {
+        self.stall.release_all();
+    }
+
+    /// Whether any batch is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+/// Producers waiting for a client's queue to drain (backpressure).
+///
+/// A condition variable needs a mutex; here it guards nothing but the wait itself, and is
+/// touched only when a producer actually stalls (the writer checks the atomic `waiters` count
+/// first, so it takes the lock only when someone waits).
+#[derive(Default)]
+struct Stall {
+    waiters: AtomicUsize,
+    /// The level under which waiters are released (the smallest threshold asked for).
+    release_below: AtomicUsize,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl Stall {
+    fn wait(
+        &self,
+        pending: &AtomicUsize,
+        threshold: usize,
+        max_wait: Duration,
+        give_up: impl Fn() -> bool,
+    ) -> Duration {
+        let start = Instant::now();
+        let deadline = start + max_wait;
+        // SeqCst on `waiters` and on the `pending` loads below (with the writer's SeqCst
+        // `waiters` load after its subtraction): the classic store-then-load handshake. Either
+        // the writer sees us waiting and notifies, or we see its new `pending` and skip the
+        // wait.
+        self.release_below.store(threshold, Ordering::SeqCst);
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        {
+            let mut guard = self.lock.lock();
+            while pending.load(Ordering::SeqCst) > threshold && !give_up() {
+                if self.cv.wait_until(&mut guard, deadline).timed_out() {
+                    break;
+                }
+            }
+        }
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        start.elapsed()
+    }
+
+    #[inline]
+    fn maybe_release(&self, pending: usize) {
+        if self.waiters.load(Ordering::SeqCst) > 0
+            && pending <= self.release_below.load(Ordering::Relaxed)
+        {
+            self.release_all();
+        }
+    }
+
+    fn release_all(&self) {
+        // Taking the lock orders this notify after a waiter's check-then-wait.
+        let _guard = self.lock.lock();
+        self.cv.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn token_is_taken_once() {
+        let q = Outbound::new();
+        let mut b = Batch::new();
+        b.push(b"PONG\r\n");
+        assert!(q.push(b), "first push takes the token");
+        assert!(!q.push(Batch::new()), "token already taken");
+        assert_eq!(q.pending(), 6);
+        let b = q.pop().unwrap();
+        q.written(b.len());
+        assert!(q.pop().is_some());
+        assert!(!q.release(), "queue empty: token given back");
+        assert!(q.push(Batch::new()), "token free again");
+    }
+
+    #[test]
+    fn release_reclaims_when_a_push_raced() {
+        let q = Outbound::new();
+        assert!(q.push(Batch::new()));
+        q.pop();
+        // A producer pushes while we hold the token: it must not ring.
+        assert!(!q.push(Batch::new()));
+        // Our release then finds the batch and keeps the token.
+        assert!(q.release());
+        assert!(q.pop().is_some());
+        assert!(!q.release());
+    }
+
+    #[test]
+    fn no_lost_wakeups_under_contention() {
+        // Several producers push; one "writer" drains whenever it is handed the token through
+        // a channel. Every batch must be drained exactly once.
+        let q = Arc::new(Outbound::new());
+        let (tx, rx) = crossbeam_channel::unbounded::<()>();
+        let producers: Vec<_> = (0..4)
+            .map(|_| {
+                let q = q.clone();
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..20_000 {
+                        let mut b = Batch::new();
+                        b.push(b"x");
+                        if q.push(b) {
+                            tx.send(()).unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        let writer = {
+            let q = q.clone();
+            std::thread::spawn(move || {
+                let mut drained = 0usize;
+                while rx.recv().is_ok() {
+                    loop {
+                        while let Some(b) = q.pop() {
+                            drained += b.len();
+                            q.written(b.len());
+                        }
+                        if !q.release() {
+                            break;
+                        }
+                    }
+                }
+                drained
+            })
+        };
+        for p in producers {
+            p.join().unwrap();
+        }
+        assert_eq!(writer.join().unwrap(), 80_000);
+        assert_eq!(q.pending(), 0);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn stall_is_released_by_the_writer() {
+        let q = Arc::new(Outbound::new());
+        let mut b = Batch::new();
+        b.push(&[0u8; 1000]);
+        q.push(b);
+        let q2 = q.clone();
+        let drainer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            let b = q2.pop().unwrap();
+            q2.written(b.len());
+        });
+        let waited = q.stall_until_below(100, Duration::from_secs(30), || false);
+        drainer.join().unwrap();
+        assert!(q.pending() <= 100);
+        assert!(waited < Duration::from_secs(30), "woken, not timed out");
+    }
+}

@@ -1,0 +1,46 @@
+//! The acceptor thread: `accept()` in a loop, one reader thread per connection.
+
+use super::Shared;
+use std::io;
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Starts the acceptor. It exits when the server is shutting down (woken by a connection
+/// the server makes to itself).
+pub(super) fn spawn(shared: Arc<Shared>, listener: TcpListener) -> io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("beaver-acceptor".into())
+        .spawn(move || run(shared, listener))
+}
+
+fn run(shared: Arc<Shared>, listener: TcpListener) {
+    // After an accept error (e.g. out of file descriptors) back off, as nats-server does,
+    // from 10 ms doubling up to 1 s, instead of spinning.
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        match listener.accept() {
+            Ok((stream, addr)) => {
+                if shared.is_shutting_down() {
+                    return;
+                }
+                backoff = Duration::from_millis(10);
+                if let Err(e) = crate::client::reader::spawn(&shared, stream, addr) {
+                    log::error!("Error starting client connection from {addr}: {e}");
+                }
+            }
+            Err(e) => {
+                if shared.is_shutting_down() {
+                    return;
+                }
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                log::error!("Error accepting client connection: {e}; retrying in {backoff:?}");
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! The server: shared state, the acceptor thread, start-up and shutdown.
+//!
+//! Threads (see docs/architecture.md for the whole picture):
+//! - the **acceptor** blocks in `accept()` and starts one reader thread per connection;
+//! - **reader threads** (one per client) parse and route ([`crate::client`]);
+//! - **writer threads** (a fixed pool) drain outbound queues into sockets ([`crate::writer`]).
+//!
+//! ## Shutdown protocol
+//! [`Server::shutdown`]: (1) set `shutting_down` and wake the acceptor with a connection to
+//! itself, so it stops accepting; (2) close every client gracefully: each gets a close marker
+//! behind what is already queued, so writers flush accepted output first and then shut the
+//! socket, which wakes its reader, which removes its subscriptions and unregisters; (3) wait
+//! until every reader is gone, up to [`SHUTDOWN_GRACE`], then shut any straggler's socket at
+//! once; (4) stop the writer pool.
+
+mod acceptor;
+
+use crate::client::StallPolicy;
+use crate::client::{Client, CloseReason, Subscription};
+use crate::config::Config;
+use crate::outbound::BatchPool;
+use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION};
+use crate::subjects::Sublist;
+use crate::writer::WriterPool;
+use crossbeam_channel::Sender;
+use dashmap::DashMap;
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long shutdown waits for queued output to be written before cutting connections.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// beaver's own version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// State shared by every thread of one server.
+pub struct Shared {
+    /// The configuration the server started with.
+    pub config: Config,
+    /// The subscription table.
+    pub sublist: Sublist<Subscription>,
+    /// Connected clients by cid.
+    pub clients: DashMap<u64, Arc<Client>>,
+    /// Recycled outbound batches.
+    pub pool: Arc<BatchPool>,
+    /// The writer pool's ready queue (cloned into every client).
+    pub doorbell: Sender<Arc<Client>>,
+    /// Backpressure on fast producers.
+    pub stall: StallPolicy,
+    /// This server's id.
+    pub server_id: String,
+    /// This server's name.
+    pub server_name: String,
+    /// The address clients connect to.
+    pub local_addr: SocketAddr,
+    next_cid: AtomicU64,
+    shutting_down: AtomicBool,
+}
+
+impl Shared {
+    /// A new connection id.
+    pub fn next_cid(&self) -> u64 {
+        // Relaxed: only uniqueness matters.
+        self.next_cid.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Whether shutdown has started.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Acquire)
+    }
+
+    /// The `INFO` line for `client`.
+    pub fn info_line(&self, client: &Client) -> Vec<u8> {
+        ServerInfo {
+            server_id: self.server_id.clone(),
+            server_name: self.server_name.clone(),
+            version: NATS_VERSION,
+            proto: 1,
+            host: self.config.host.clone(),
+            port: self.local_addr.port(),
+            headers: true,
+            auth_required: false,
+            tls_required: false,
+            max_payload: self.config.max_payload,
+            client_id: client.cid,
+            client_ip: client.addr.ip().to_string(),
+            beaver_version: VERSION,
+        }
+        .to_line()
+    }
+}
+
+/// A running server.
+pub struct Server {
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+    writers: Option<WriterPool>,
+}
+
+impl Server {
+    /// Binds the client port and starts the acceptor and the writer pool.
+    pub fn start(config: Config) -> io::Result<Server> {
+        let listener = bind(&config.host, config.bind_port())?;
+        let local_addr = listener.local_addr()?;
+        let (ready_tx, ready_rx) = crossbeam_channel::unbounded::<Arc<Client>>();
+        let pool = Arc::new(BatchPool::default());
+        let server_id = generate_server_id();
+        let stall = StallPolicy {
+            // Producers wait once a subscriber has this much queued: enough to keep its
+            // socket busy, small enough to bound memory long before max_pending.
+            threshold: (config.max_pending / 8).clamp(64 * 1024, 4 * 1024 * 1024),
+            max_wait: Duration::from_millis(50),
+        };
+        let writers = WriterPool::start(
+            config.writer_threads(),
+            ready_tx.clone(),
+            ready_rx,
+            pool.clone(),
+            config.effective_write_deadline(),
+        )?;
+        let shared = Arc::new(Shared {
+            server_name: config
+                .server_name
+                .clone()
+                .unwrap_or_else(|| server_id.clone()),
+            server_id,
+            sublist: Sublist::new(),
+            clients: DashMap::new(),
+            pool,
+            doorbell: ready_tx,
+            stall,
+            local_addr,
+            next_cid: AtomicU64::new(1),
+            shutting_down: AtomicBool::new(false),
+            config,
+        });
+        let acceptor = acceptor::spawn(shared.clone(), listener)?;
+        Ok(Server {
+            shared,
+            acceptor: Some(acceptor),
+            writers: Some(writers),
+        })
+    }
+
+    /// The bound client address (with the real port when started with port -1).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.local_addr
+    }
+
+    /// The shared state (for monitoring and tests).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Graceful shutdown; see the module docs.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if self.shared.shutting_down.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // (1) Stop accepting.
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = TcpStream::connect_timeout(
+                &wake_addr(self.shared.local_addr),
+                Duration::from_secs(1),
+            );
+            let _ = acceptor.join();
+        }
+        // (2) Close every client gracefully.
+        let clients: Vec<Arc<Client>> = self
+            .shared
+            .clients
+            .iter()
+            .map(|e| e.value().clone())
+            .collect();
+        for c in &clients {
+            c.close(CloseReason::ServerShutdown);
+        }
+        // (3) Wait for the readers to finish (each unregisters once its socket is shut,
+        // i.e. after its output was flushed), then cut what is left. Polling is fine here:
+        // shutdown happens once.
+        let wait_empty = |limit: Duration| {
+            let deadline = Instant::now() + limit;
+            while !self.shared.clients.is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        wait_empty(SHUTDOWN_GRACE);
+        for c in self.shared.clients.iter() {
+            c.value().abort(CloseReason::ServerShutdown);
+        }
+        wait_empty(Duration::from_secs(1));
+        // (4) Stop the writers.
+        if let Some(w) = self.writers.take() {
+            w.stop();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Binds a listener on `host:port` (first address that works).
+fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
+    let mut last = None;
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpListener::bind(addr) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("no address for {host}"),
+        )
+    }))
+}
+
+/// Where to connect to wake the acceptor: the listen address, with "any" replaced by
+/// loopback.
+fn wake_addr(local: SocketAddr) -> SocketAddr {
+    let mut a = local;
+    if a.ip().is_unspecified() {
+        a.set_ip(match a {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    a
+}

@@ -1,0 +1,113 @@
+//! A reader thread's private cache of match results.
+//!
+//! Publishers usually publish to a handful of subjects over and over, so each reader thread
+//! keeps the last results it computed, keyed by subject. The cache is owned by one thread (no
+//! lock, no shared cache lines); the only shared access per message is one atomic load of the
+//! table's generation. When the generation moved (any SUB or UNSUB anywhere), the whole cache
+//! is dropped at once: every entry is stale then, and clearing promptly also releases the
+//! subscriptions (and the connections behind them) that the stale entries kept alive.
+
+use super::sublist::{MatchResult, Sublist, Subscriber};
+use rustc_hash::FxHashMap;
+
+/// Entries kept before the cache is cleared (nats-server keeps 512 per client and prunes).
+pub const DEFAULT_CAPACITY: usize = 1024;
+
+/// See the module docs.
+pub struct MatchCache<S> {
+    generation: u64,
+    map: FxHashMap<Box<[u8]>, MatchResult<S>>,
+    capacity: usize,
+}
+
+impl<S: Subscriber> MatchCache<S> {
+    /// An empty cache holding at most `capacity` subjects.
+    pub fn new(capacity: usize) -> Self {
+        MatchCache {
+            generation: u64::MAX,
+            map: FxHashMap::default(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The subscriptions matching `subject`, from the cache if still valid.
+    pub fn get(&mut self, sublist: &Sublist<S>) -> CacheLookup<'_, S> {
+        // Read the generation before any matching: a result computed now is tagged with a
+        // generation no newer than the table state it reflects, so it can only be too old,
+        // never wrongly current.
+        let generation = sublist.generation();
+        if generation != self.generation {
+            self.map.clear();
+            self.generation = generation;
+        }
+        CacheLookup { cache: self }
+    }
+
+    /// Number of cached subjects.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// A validated view of the cache for one lookup (see [`MatchCache::get`]).
+pub struct CacheLookup<'a, S> {
+    cache: &'a mut MatchCache<S>,
+}
+
+impl<'a, S: Subscriber> CacheLookup<'a, S> {
+    /// The result for `subject`: cached, or matched in `sublist` and cached.
+    pub fn matches(self, sublist: &Sublist<S>, subject: &[u8]) -> &'a MatchResult<S> {
+        let cache = self.cache;
+        if !cache.map.contains_key(subject) {
+            if cache.map.len() >= cache.capacity {
+                cache.map.clear();
+            }
+            cache.map.insert(subject.into(), sublist.matches(subject));
+        }
+        &cache.map[subject]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    struct S(&'static str);
+    impl Subscriber for S {
+        fn subject(&self) -> &[u8] {
+            self.0.as_bytes()
+        }
+        fn queue(&self) -> Option<&[u8]> {
+            None
+        }
+    }
+
+    #[test]
+    fn cache_follows_generation() {
+        let sl = Sublist::new();
+        let mut cache = MatchCache::new(16);
+        assert!(cache.get(&sl).matches(&sl, b"foo").is_empty());
+        let a = Arc::new(S("foo"));
+        sl.insert(a.clone()).unwrap();
+        assert_eq!(cache.get(&sl).matches(&sl, b"foo").plain.len(), 1);
+        sl.remove(&a);
+        assert!(cache.get(&sl).matches(&sl, b"foo").is_empty());
+        assert_eq!(Arc::strong_count(&a), 1, "stale results are dropped");
+    }
+
+    #[test]
+    fn cache_is_bounded() {
+        let sl: Sublist<S> = Sublist::new();
+        let mut cache = MatchCache::new(4);
+        for i in 0..100 {
+            cache.get(&sl).matches(&sl, format!("s{i}").as_bytes());
+            assert!(cache.len() <= 4);
+        }
+    }
+}

@@ -1,0 +1,521 @@
+//! The subscription table: which subscriptions does a published subject reach?
+//!
+//! Two indexes, chosen by the shape of the subscription's subject:
+//! - **literal subjects** (no `*`/`>` token, by far the common case) live in a `DashMap` keyed by
+//!   the subject. A lookup hashes the subject once and read-locks one shard, so matching a
+//!   literal subject never scans other subscriptions, and SUB/UNSUB on different subjects
+//!   rarely contend;
+//! - **wildcard subjects** live in a token [`Trie`] behind one `parking_lot::RwLock`. Matching
+//!   read-locks it; it is skipped entirely while no wildcard subscription exists.
+//!
+//! Every insert and remove bumps a **generation** counter *after* the change. Readers cache
+//! match results ([`super::MatchCache`]) tagged with the generation they read *before*
+//! matching, so a cached result is used only while no SUB/UNSUB has happened since. This is
+//! nats-server's `genid` scheme for its per-client L1 cache.
+
+use super::trie::Trie;
+use super::{has_wildcard, is_matchable_publish_subject, is_valid_subscription_subject};
+use dashmap::DashMap;
+use parking_lot::RwLock;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// What the table needs to know about a subscription. Implemented by the server's
+/// subscription type, and by small test types.
+pub trait Subscriber: Send + Sync {
+    /// The subject (may contain wildcards).
+    fn subject(&self) -> &[u8];
+    /// The queue group name, if this is a queue subscription.
+    fn queue(&self) -> Option<&[u8]>;
+}
+
+/// Errors from [`Sublist::insert`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SublistError {
+    /// The subject has an empty token or a `>` that is not last: nats-server answers such a
+    /// `SUB` with `-ERR 'Invalid Subject'`.
+    InvalidSubject,
+}
+
+/// One queue group within a match: exactly one member gets each message.
+#[derive(Debug)]
+pub struct QueueGroup<S> {
+    /// The queue group name.
+    pub name: Box<[u8]>,
+    /// Its members that match the subject.
+    pub members: Vec<Arc<S>>,
+}
+
+/// The subscriptions a subject reaches: every plain subscription gets a copy; each queue group
+/// gets one copy, delivered to one of its members.
+#[derive(Debug)]
+pub struct MatchResult<S> {
+    /// Plain (non-queue) subscriptions.
+    pub plain: Vec<Arc<S>>,
+    /// Queue groups, with their matching members merged across literal and wildcard subjects.
+    pub groups: Vec<QueueGroup<S>>,
+}
+
+impl<S> Default for MatchResult<S> {
+    fn default() -> Self {
+        MatchResult {
+            plain: Vec::new(),
+            groups: Vec::new(),
+        }
+    }
+}
+
+impl<S> MatchResult<S> {
+    /// Whether nothing matched.
+    pub fn is_empty(&self) -> bool {
+        self.plain.is_empty() && self.groups.is_empty()
+    }
+
+    /// Number of subscriptions in the result (plain plus every queue member).
+    pub fn len(&self) -> usize {
+        self.plain.len() + self.groups.iter().map(|g| g.members.len()).sum::<usize>()
+    }
+}
+
+/// The subscriptions registered on one subject (one `DashMap` value or one trie node).
+#[derive(Debug)]
+pub(crate) struct Subs<S> {
+    plain: Vec<Arc<S>>,
+    groups: Vec<QueueGroup<S>>,
+}
+
+impl<S> Default for Subs<S> {
+    fn default() -> Self {
+        Subs {
+            plain: Vec::new(),
+            groups: Vec::new(),
+        }
+    }
+}
+
+impl<S> Subs<S> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.plain.is_empty() && self.groups.is_empty()
+    }
+
+    pub(crate) fn add(&mut self, queue: Option<&[u8]>, sub: Arc<S>) {
+        match queue {
+            None => self.plain.push(sub),
+            Some(q) => match self.groups.iter_mut().find(|g| &*g.name == q) {
+                Some(g) => g.members.push(sub),
+                None => self.groups.push(QueueGroup {
+                    name: q.into(),
+                    members: vec![sub],
+                }),
+            },
+        }
+    }
+
+    /// Removes `sub` by identity. Order within a subject does not matter (queue members are
+    /// picked at random, and nats-server's own order is map order), so `swap_remove` is fine.
+    pub(crate) fn remove(&mut self, queue: Option<&[u8]>, sub: &Arc<S>) -> bool {
+        let list = match queue {
+            None => &mut self.plain,
+            Some(q) => match self.groups.iter_mut().position(|g| &*g.name == q) {
+                Some(gi) => {
+                    let members = &mut self.groups[gi].members;
+                    let Some(i) = members.iter().position(|s| Arc::ptr_eq(s, sub)) else {
+                        return false;
+                    };
+                    members.swap_remove(i);
+                    if members.is_empty() {
+                        self.groups.swap_remove(gi);
+                    }
+                    return true;
+                }
+                None => return false,
+            },
+        };
+        match list.iter().position(|s| Arc::ptr_eq(s, sub)) {
+            Some(i) => {
+                list.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Appends these subscriptions to a match result, merging queue groups by name.
+    pub(crate) fn add_to(&self, result: &mut MatchResult<S>) {
+        result.plain.extend(self.plain.iter().cloned());
+        for g in &self.groups {
+            match result.groups.iter_mut().find(|r| r.name == g.name) {
+                Some(r) => r.members.extend(g.members.iter().cloned()),
+                None => result.groups.push(QueueGroup {
+                    name: g.name.clone(),
+                    members: g.members.clone(),
+                }),
+            }
+        }
+    }
+
+    pub(crate) fn for_each(&self, f: &mut impl FnMut(&Arc<S>)) {
+        self.plain.iter().for_each(&mut *f);
+        self.groups.iter().flat_map(|g| &g.members).for_each(f);
+    }
+}
+
+/// The subscription table (see the module docs). Shared by every reader thread.
+pub struct Sublist<S> {
+    literal: DashMap<Box<[u8]>, Subs<S>>,
+    wildcard: RwLock<Trie<S>>,
+    /// Number of wildcard subscriptions; matching skips the trie (and its lock) while zero.
+    wildcard_count: AtomicUsize,
+    /// Total number of subscriptions.
+    count: AtomicUsize,
+    /// Bumped after every change; see the module docs.
+    generation: AtomicU64,
+}
+
+impl<S> Default for Sublist<S> {
+    fn default() -> Self {
+        Sublist {
+            literal: DashMap::new(),
+            wildcard: RwLock::new(Trie::default()),
+            wildcard_count: AtomicUsize::new(0),
+            count: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+        }
+    }
+}
+
+impl<S: Subscriber> Sublist<S> {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The current generation. Read it *before* matching and tag the cached result with it.
+    ///
+    /// Acquire pairs with the Release increment in [`Self::bump`]: a reader that sees
+    /// generation `g` also sees every table change made before `g` was published.
+    #[inline]
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        // Release: publishes the change just made to whoever Acquire-loads the new value.
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Adds a subscription. Errors if its subject is not a valid subscription subject.
+    pub fn insert(&self, sub: Arc<S>) -> Result<(), SublistError> {
+        let subject = sub.subject();
+        if !is_valid_subscription_subject(subject) {
+            return Err(SublistError::InvalidSubject);
+        }
+        if has_wildcard(subject) {
+            let subject: Box<[u8]> = subject.into();
+            let queue: Option<Box<[u8]>> = sub.queue().map(Into::into);
+            self.wildcard
+                .write()
+                .insert(&subject, queue.as_deref(), sub);
+            // Relaxed: the generation bump below publishes it.
+            self.wildcard_count.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let queue: Option<Box<[u8]>> = sub.queue().map(Into::into);
+            // `entry` write-locks one shard for the insert only.
+            self.literal
+                .entry(subject.into())
+                .or_default()
+                .add(queue.as_deref(), sub);
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.bump();
+        Ok(())
+    }
+
+    /// Removes a subscription (by identity). Returns whether it was present.
+    pub fn remove(&self, sub: &Arc<S>) -> bool {
+        let subject = sub.subject();
+        let queue = sub.queue();
+        let removed = if has_wildcard(subject) {
+            let removed = self.wildcard.write().remove(subject, queue, sub);
+            if removed {
+                self.wildcard_count.fetch_sub(1, Ordering::Relaxed);
+            }
+            removed
+        } else {
+            let mut removed = false;
+            // Remove the sub, and the subject's entry with it if that was the last one; both
+            // under the shard's write lock, so no other SUB can slip in between.
+            self.literal.remove_if_mut(subject, |_, subs| {
+                removed = subs.remove(queue, sub);
+                subs.is_empty()
+            });
+            removed
+        };
+        if removed {
+            self.count.fetch_sub(1, Ordering::Relaxed);
+            self.bump();
+        }
+        removed
+    }
+
+    /// Every subscription matching the published subject `subject`.
+    ///
+    /// A subject that is empty or has an empty token matches nothing, as in nats-server.
+    pub fn matches(&self, subject: &[u8]) -> MatchResult<S> {
+        let mut result = MatchResult::default();
+        if !is_matchable_publish_subject(subject) {
+            return result;
+        }
+        // Relaxed is enough: if this races with the first wildcard SUB, the caller's
+        // generation tag (read before this call) is already stale and the result is
+        // recomputed on the next message.
+        if self.wildcard_count.load(Ordering::Relaxed) > 0 {
+            self.wildcard.read().collect(subject, &mut result);
+        }
+        if let Some(subs) = self.literal.get(subject) {
+            subs.add_to(&mut result);
+        }
+        result
+    }
+
+    /// Number of subscriptions in the table.
+    pub fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Calls `f` on every subscription (for monitoring; takes the locks shard by shard).
+    pub fn for_each(&self, mut f: impl FnMut(&Arc<S>)) {
+        for entry in self.literal.iter() {
+            entry.value().for_each(&mut f);
+        }
+        self.wildcard.read().for_each(f);
+    }
+
+    /// Number of live trie nodes (root included); 1 when no wildcard subscription exists.
+    pub fn trie_node_count(&self) -> usize {
+        self.wildcard.read().node_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[derive(Debug)]
+    struct TestSub {
+        subject: Vec<u8>,
+        queue: Option<Vec<u8>>,
+        id: u32,
+    }
+
+    impl Subscriber for TestSub {
+        fn subject(&self) -> &[u8] {
+            &self.subject
+        }
+        fn queue(&self) -> Option<&[u8]> {
+            self.queue.as_deref()
+        }
+    }
+
+    fn sub(subject: &str, id: u32) -> Arc<TestSub> {
+        Arc::new(TestSub {
+            subject: subject.into(),
+            queue: None,
+            id,
+        })
+    }
+
+    fn qsub(subject: &str, queue: &str, id: u32) -> Arc<TestSub> {
+        Arc::new(TestSub {
+            subject: subject.into(),
+            queue: Some(queue.into()),
+            id,
+        })
+    }
+
+    fn plain_ids(r: &MatchResult<TestSub>) -> BTreeSet<u32> {
+        r.plain.iter().map(|s| s.id).collect()
+    }
+
+    #[test]
+    fn literal_and_wildcards() {
+        let sl = Sublist::new();
+        let subs = [
+            sub("foo.bar", 1),
+            sub("foo.*", 2),
+            sub("foo.>", 3),
+            sub(">", 4),
+            sub("*.bar", 5),
+            sub("*.*", 6),
+            sub("foo", 7),
+            sub("foo.bar.baz", 8),
+            sub("*.bar.>", 9),
+            sub("foo*.bar", 10),
+        ];
+        for s in &subs {
+            sl.insert(s.clone()).unwrap();
+        }
+        let cases: &[(&str, &[u32])] = &[
+            ("foo.bar", &[1, 2, 3, 4, 5, 6]),
+            ("foo", &[4, 7]),
+            ("foo.bar.baz", &[3, 4, 8, 9]),
+            ("foo.baz", &[2, 3, 4, 6]),
+            ("bar.bar", &[4, 5, 6]),
+            ("foo*.bar", &[4, 5, 6, 10]),
+            ("x.bar.y.z", &[4, 9]),
+            // Publishing to a wildcard subject (allowed without pedantic) matches the
+            // wildcard tokens literally against the trie's wildcard slots.
+            ("foo.*", &[2, 3, 4, 6]),
+            ("foo..bar", &[]),
+            ("foo.", &[]),
+            ("", &[]),
+        ];
+        for (subject, want) in cases {
+            let got = plain_ids(&sl.matches(subject.as_bytes()));
+            assert_eq!(got, want.iter().copied().collect(), "subject {subject}");
+        }
+        assert_eq!(sl.count(), subs.len());
+    }
+
+    #[test]
+    fn full_wildcard_needs_a_token() {
+        let sl = Sublist::new();
+        sl.insert(sub("foo.>", 1)).unwrap();
+        assert!(sl.matches(b"foo").is_empty());
+        assert_eq!(plain_ids(&sl.matches(b"foo.a.b.c")), [1].into());
+    }
+
+    #[test]
+    fn invalid_subjects_are_refused() {
+        let sl = Sublist::new();
+        for bad in ["", "foo..bar", "foo.", ".foo", "foo.>.bar", ">.>"] {
+            assert_eq!(
+                sl.insert(sub(bad, 1)),
+                Err(SublistError::InvalidSubject),
+                "{bad}"
+            );
+        }
+        assert_eq!(sl.count(), 0);
+    }
+
+    #[test]
+    fn queue_groups_merge_across_indexes() {
+        let sl = Sublist::new();
+        sl.insert(qsub("foo.bar", "q", 1)).unwrap();
+        sl.insert(qsub("foo.*", "q", 2)).unwrap();
+        sl.insert(qsub("foo.bar", "r", 3)).unwrap();
+        sl.insert(sub("foo.bar", 4)).unwrap();
+        let r = sl.matches(b"foo.bar");
+        assert_eq!(plain_ids(&r), [4].into());
+        let mut groups: Vec<(String, BTreeSet<u32>)> = r
+            .groups
+            .iter()
+            .map(|g| {
+                (
+                    String::from_utf8(g.name.to_vec()).unwrap(),
+                    g.members.iter().map(|s| s.id).collect(),
+                )
+            })
+            .collect();
+        groups.sort();
+        assert_eq!(
+            groups,
+            vec![("q".into(), [1, 2].into()), ("r".into(), [3].into())]
+        );
+    }
+
+    #[test]
+    fn remove_prunes_and_bumps_generation() {
+        let sl = Sublist::new();
+        let a = sub("a.b.c.*.e", 1);
+        let b = sub("a.b.>", 2);
+        let c = sub("a.b", 3);
+        let g0 = sl.generation();
+        for s in [&a, &b, &c] {
+            sl.insert(s.clone()).unwrap();
+        }
+        assert!(sl.generation() > g0);
+        assert!(sl.trie_node_count() > 1);
+        let g1 = sl.generation();
+        assert!(sl.remove(&a));
+        assert!(!sl.remove(&a), "second remove finds nothing");
+        assert!(sl.generation() > g1);
+        assert!(sl.remove(&b));
+        assert_eq!(
+            sl.trie_node_count(),
+            1,
+            "the trie is pruned back to its root"
+        );
+        assert!(sl.remove(&c));
+        assert_eq!(sl.count(), 0);
+        assert!(sl.literal.is_empty(), "empty literal entries are removed");
+        // Removing one of two identical-looking subscriptions removes exactly that one.
+        let x = sub("x", 1);
+        let y = sub("x", 2);
+        sl.insert(x.clone()).unwrap();
+        sl.insert(y.clone()).unwrap();
+        assert!(sl.remove(&x));
+        assert_eq!(plain_ids(&sl.matches(b"x")), [2].into());
+    }
+
+    #[test]
+    fn deep_subjects_do_not_recurse() {
+        // ~2,000 tokens: the most a 4 KiB control line can carry. Runs on a small stack to
+        // prove insert, match and remove are iterative.
+        let handle = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(|| {
+                let sl = Sublist::new();
+                let deep_wild = vec!["*"; 2000].join(".");
+                let deep_lit = vec!["a"; 2000].join(".");
+                let s = sub(&deep_wild, 1);
+                sl.insert(s.clone()).unwrap();
+                assert_eq!(plain_ids(&sl.matches(deep_lit.as_bytes())), [1].into());
+                assert!(sl.remove(&s));
+                assert_eq!(sl.trie_node_count(), 1);
+            })
+            .unwrap();
+        handle.join().unwrap();
+    }
+
+    #[test]
+    fn concurrent_sub_unsub_and_match() {
+        // Writers churn subscriptions while readers match; a stable subscription must be seen
+        // by every match, and the table must end empty of the churned ones.
+        let sl = Arc::new(Sublist::new());
+        let stable = sub("churn.stable", 0);
+        sl.insert(stable.clone()).unwrap();
+        let mut handles = Vec::new();
+        for t in 0..4u32 {
+            let sl = sl.clone();
+            handles.push(std::thread::spawn(move || {
+                for i in 0..2_000u32 {
+                    let subject = if i % 2 == 0 {
+                        "churn.*"
+                    } else {
+                        "churn.stable"
+                    };
+                    let s = sub(subject, 1 + t * 10_000 + i);
+                    sl.insert(s.clone()).unwrap();
+                    assert!(sl.remove(&s));
+                }
+            }));
+        }
+        for _ in 0..2 {
+            let sl = sl.clone();
+            handles.push(std::thread::spawn(move || {
+                for _ in 0..5_000 {
+                    let r = sl.matches(b"churn.stable");
+                    assert!(r.plain.iter().any(|s| s.id == 0));
+                }
+            }));
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(sl.count(), 1);
+        assert_eq!(plain_ids(&sl.matches(b"churn.stable")), [0].into());
+        assert_eq!(sl.trie_node_count(), 1);
+    }
+}

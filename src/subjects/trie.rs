@@ -1,0 +1,206 @@
+//! The token trie that holds subscriptions whose subject contains a wildcard.
+//!
+//! Shaped like nats-server's sublist: each node is "the subjects that start with these tokens";
+//! a node's children are keyed by the next literal token, plus one slot for `*` and one for `>`.
+//! Unlike the reference, nodes live in an arena (`Vec`) and refer to each other by index. That
+//! keeps every walk iterative (a subject may have ~2,000 tokens within the default 4 KiB control
+//! line, and reader threads run on small stacks), lets removal prune empty nodes on the way up
+//! without recursion, and means dropping a deep trie never recurses either.
+//!
+//! The trie is not synchronised itself: [`super::Sublist`] keeps it behind a `RwLock`.
+
+use super::sublist::{MatchResult, Subs};
+use super::{tokens, FWC, PWC};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+const ROOT: usize = 0;
+
+/// How a node hangs off its parent: needed to unlink it when pruning.
+#[derive(Debug, Clone)]
+enum Edge {
+    Root,
+    Literal(Box<[u8]>),
+    Pwc,
+    Fwc,
+}
+
+struct Node<S> {
+    /// Children by literal token.
+    literal: FxHashMap<Box<[u8]>, usize>,
+    /// The child for a `*` token.
+    pwc: Option<usize>,
+    /// The child for a `>` token (always a leaf: `>` is only valid last).
+    fwc: Option<usize>,
+    /// Subscriptions whose subject ends exactly here.
+    subs: Subs<S>,
+    parent: usize,
+    edge: Edge,
+}
+
+impl<S> Node<S> {
+    fn new(parent: usize, edge: Edge) -> Self {
+        Node {
+            literal: FxHashMap::default(),
+            pwc: None,
+            fwc: None,
+            subs: Subs::default(),
+            parent,
+            edge,
+        }
+    }
+
+    fn is_prunable(&self) -> bool {
+        self.subs.is_empty() && self.literal.is_empty() && self.pwc.is_none() && self.fwc.is_none()
+    }
+}
+
+/// A token trie of subscriptions (see the module docs).
+pub(crate) struct Trie<S> {
+    nodes: Vec<Node<S>>,
+    /// Indexes of unlinked nodes, reused by the next insert.
+    free: Vec<usize>,
+}
+
+impl<S> Default for Trie<S> {
+    fn default() -> Self {
+        Trie {
+            nodes: vec![Node::new(ROOT, Edge::Root)],
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<S> Trie<S> {
+    fn alloc(&mut self, parent: usize, edge: Edge) -> usize {
+        let node = Node::new(parent, edge);
+        match self.free.pop() {
+            Some(i) => {
+                self.nodes[i] = node;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                self.nodes.len() - 1
+            }
+        }
+    }
+
+    /// The child of `at` for `token`, if any.
+    fn child(&self, at: usize, token: &[u8]) -> Option<usize> {
+        let node = &self.nodes[at];
+        match token {
+            [PWC] => node.pwc,
+            [FWC] => node.fwc,
+            _ => node.literal.get(token).copied(),
+        }
+    }
+
+    /// The child of `at` for `token`, created if missing.
+    fn child_or_insert(&mut self, at: usize, token: &[u8]) -> usize {
+        if let Some(i) = self.child(at, token) {
+            return i;
+        }
+        let edge = match token {
+            [PWC] => Edge::Pwc,
+            [FWC] => Edge::Fwc,
+            _ => Edge::Literal(token.into()),
+        };
+        let i = self.alloc(at, edge.clone());
+        let node = &mut self.nodes[at];
+        match edge {
+            Edge::Pwc => node.pwc = Some(i),
+            Edge::Fwc => node.fwc = Some(i),
+            Edge::Literal(t) => {
+                node.literal.insert(t, i);
+            }
+            Edge::Root => unreachable!("only the root has the root edge"),
+        }
+        i
+    }
+
+    /// Adds `sub` under `subject`, which the caller has validated.
+    pub(crate) fn insert(&mut self, subject: &[u8], queue: Option<&[u8]>, sub: Arc<S>) {
+        let mut at = ROOT;
+        for token in tokens(subject) {
+            at = self.child_or_insert(at, token);
+        }
+        self.nodes[at].subs.add(queue, sub);
+    }
+
+    /// Removes `sub` (by identity) from `subject`; prunes nodes left empty. Returns whether it
+    /// was there.
+    pub(crate) fn remove(&mut self, subject: &[u8], queue: Option<&[u8]>, sub: &Arc<S>) -> bool {
+        let mut at = ROOT;
+        for token in tokens(subject) {
+            match self.child(at, token) {
+                Some(i) => at = i,
+                None => return false,
+            }
+        }
+        if !self.nodes[at].subs.remove(queue, sub) {
+            return false;
+        }
+        // Walk back up, unlinking every node that no longer holds anything.
+        while at != ROOT && self.nodes[at].is_prunable() {
+            let parent = self.nodes[at].parent;
+            let edge = std::mem::replace(&mut self.nodes[at].edge, Edge::Root);
+            let p = &mut self.nodes[parent];
+            match edge {
+                Edge::Literal(t) => {
+                    p.literal.remove(&t);
+                }
+                Edge::Pwc => p.pwc = None,
+                Edge::Fwc => p.fwc = None,
+                Edge::Root => unreachable!("non-root node with a root edge"),
+            }
+            self.free.push(at);
+            at = parent;
+        }
+        true
+    }
+
+    /// Adds every subscription matching the literal subject `subject` to `result`.
+    ///
+    /// `*` matches any one token and `>` one or more trailing tokens. Walks with an explicit
+    /// stack; each trie node is visited at most once per call, so the cost is bounded by the
+    /// size of the trie, whatever the subject.
+    pub(crate) fn collect(&self, subject: &[u8], result: &mut MatchResult<S>) {
+        // Tokens of the published subject. Matching only happens on a cache miss, so this small
+        // allocation is off the hot path.
+        let toks: Vec<&[u8]> = tokens(subject).collect();
+        let mut stack: Vec<(usize, usize)> = vec![(ROOT, 0)];
+        while let Some((at, i)) = stack.pop() {
+            let node = &self.nodes[at];
+            if i == toks.len() {
+                node.subs.add_to(result);
+                continue;
+            }
+            // At least one token remains here, so a `>` child matches all of them.
+            if let Some(f) = node.fwc {
+                self.nodes[f].subs.add_to(result);
+            }
+            if let Some(p) = node.pwc {
+                stack.push((p, i + 1));
+            }
+            if let Some(&l) = node.literal.get(toks[i]) {
+                stack.push((l, i + 1));
+            }
+        }
+    }
+
+    /// Number of live nodes, root included (for tests and monitoring).
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len() - self.free.len()
+    }
+
+    /// Calls `f` on every subscription in the trie.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&Arc<S>)) {
+        let free: rustc_hash::FxHashSet<usize> = self.free.iter().copied().collect();
+        for (i, node) in self.nodes.iter().enumerate() {
+            if !free.contains(&i) {
+                node.subs.for_each(&mut f);
+            }
+        }
+    }
+}

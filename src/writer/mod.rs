@@ -1,0 +1,310 @@
+//! The writer pool: a fixed set of threads that drain clients' outbound queues into their
+//! sockets.
+//!
+//! ## How a client reaches a writer
+//! A producer that queues a batch and takes the client's scheduled token sends the client
+//! (an `Arc`) on one shared, unbounded `crossbeam` channel: the ready queue. Any idle writer
+//! takes it. Because the token is held until the queue is empty, a client is in the ready
+//! queue at most once and is drained by one writer at a time, in order.
+//!
+//! ## One flush
+//! The writer pops batches, turns them into one iovec list (up to [`MAX_IOV`] slices and
+//! [`WRITE_TARGET`] bytes: many `MSG`s per system call) and calls `write_vectored`. Written
+//! batches go back to the batch pool. After [`FAIR_SHARE`] bytes, a client with more to write
+//! goes to the back of the ready queue, so one busy subscriber cannot starve the others
+//! (bounded batches for fairness).
+//!
+//! ## A socket that is full
+//! Every client socket has a short write timeout ([`WRITE_SLICE`]). A write into a full
+//! socket waits at most that long. If it made no progress, the writer does not wait further:
+//! it parks the client in its own retry list with an exponential back-off
+//! ([`RETRY_MIN`]..[`RETRY_MAX`]), keeps the scheduled token (so producers keep queueing
+//! without waking anyone), and moves on to other clients. A client that makes no progress for
+//! `write_deadline` is closed as a slow consumer. So a wedged socket costs its writer at most
+//! one `WRITE_SLICE` per retry, never a stall of everyone else. (Timeouts rather than
+//! non-blocking sockets: the reader thread does blocking reads on the same socket, and a
+//! socket's blocking mode is shared by both directions; see docs/architecture.md.)
+
+use crate::client::{Client, CloseReason};
+use crate::outbound::{Batch, BatchPool};
+use crossbeam_channel::{select, Receiver, Sender};
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::io::{ErrorKind, IoSlice, Write};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Longest a single write may block on a full socket (the socket's write timeout).
+pub const WRITE_SLICE: Duration = Duration::from_millis(1);
+/// First retry delay after a write made no progress.
+pub const RETRY_MIN: Duration = Duration::from_millis(1);
+/// Longest retry delay.
+pub const RETRY_MAX: Duration = Duration::from_millis(64);
+/// Most iovec slices per `write_vectored` (Linux's `IOV_MAX`).
+pub const MAX_IOV: usize = 1024;
+/// Bytes of queued batches gathered for one write.
+pub const WRITE_TARGET: usize = 256 * 1024;
+/// Bytes written for one client before it yields to others.
+pub const FAIR_SHARE: usize = 1024 * 1024;
+/// Stack size of writer threads: writes need little stack beyond the iovec array.
+pub const WRITER_STACK: usize = 256 * 1024;
+
+/// Writer-owned per-client state, kept in [`Client::write`]. Only the writer holding the
+/// client's scheduled token touches it.
+#[derive(Default)]
+pub struct WriteState {
+    /// Batches popped from the queue and not fully written; the first is partly written.
+    inflight: VecDeque<Batch>,
+    /// Bytes of `inflight[0]` already written.
+    offset: usize,
+    /// Bytes in `inflight`, counting from `offset`.
+    inflight_bytes: usize,
+    /// When writes to this client last stopped making progress.
+    blocked_since: Option<Instant>,
+    /// Next retry delay.
+    retry_delay: Duration,
+}
+
+/// Handle to the running pool.
+pub struct WriterPool {
+    threads: Vec<JoinHandle<()>>,
+    /// Dropping this wakes every writer and tells it to exit.
+    stop: Option<Sender<()>>,
+}
+
+struct Retry {
+    at: Instant,
+    seq: u64,
+    client: Arc<Client>,
+}
+
+impl PartialEq for Retry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl Eq for Retry {}
+impl PartialOrd for Retry {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Retry {
+    // Reversed: `BinaryHeap` is a max-heap and we want the earliest retry first.
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+struct Writer {
+    ready: Receiver<Arc<Client>>,
+    requeue: Sender<Arc<Client>>,
+    stop: Receiver<()>,
+    pool: Arc<BatchPool>,
+    retries: BinaryHeap<Retry>,
+    seq: u64,
+    write_deadline: Duration,
+}
+
+impl WriterPool {
+    /// Starts `n` writer threads on the ready queue (`ready_tx` is its sending side, used to
+    /// re-queue clients for fairness).
+    pub fn start(
+        n: usize,
+        ready_tx: Sender<Arc<Client>>,
+        ready_rx: Receiver<Arc<Client>>,
+        pool: Arc<BatchPool>,
+        write_deadline: Duration,
+    ) -> std::io::Result<WriterPool> {
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
+        let mut threads = Vec::with_capacity(n);
+        for i in 0..n.max(1) {
+            let mut w = Writer {
+                ready: ready_rx.clone(),
+                requeue: ready_tx.clone(),
+                stop: stop_rx.clone(),
+                pool: pool.clone(),
+                retries: BinaryHeap::new(),
+                seq: 0,
+                write_deadline,
+            };
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("beaver-writer-{i}"))
+                    .stack_size(WRITER_STACK)
+                    .spawn(move || w.run())?,
+            );
+        }
+        Ok(WriterPool {
+            threads,
+            stop: Some(stop_tx),
+        })
+    }
+
+    /// Stops the writers (after the caller let them drain what it wanted drained) and waits
+    /// for them to exit.
+    pub fn stop(mut self) {
+        self.stop.take();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Writer {
+    fn run(&mut self) {
+        loop {
+            let timeout = self
+                .retries
+                .peek()
+                .map(|r| r.at.saturating_duration_since(Instant::now()))
+                .unwrap_or(Duration::from_secs(3600));
+            select! {
+                recv(self.ready) -> msg => match msg {
+                    Ok(client) => self.flush(client),
+                    Err(_) => return,
+                },
+                recv(self.stop) -> _ => return,
+                default(timeout) => {}
+            }
+            let now = Instant::now();
+            while self.retries.peek().is_some_and(|r| r.at <= now) {
+                if let Some(r) = self.retries.pop() {
+                    self.flush(r.client);
+                }
+            }
+        }
+    }
+
+    /// Writes as much of `client`'s queue as the socket takes; see the module docs.
+    fn flush(&mut self, client: Arc<Client>) {
+        let mut st = client.write.lock();
+        let mut budget = FAIR_SHARE;
+        loop {
+            if client.is_shut() {
+                self.discard(&client, &mut st);
+                if client.outbound.release() {
+                    continue;
+                }
+                return;
+            }
+            // Gather.
+            while st.inflight_bytes < WRITE_TARGET {
+                match client.outbound.pop() {
+                    Some(b) => {
+                        st.inflight_bytes += b.len();
+                        st.inflight.push_back(b);
+                    }
+                    None => break,
+                }
+            }
+            let Some(front) = st.inflight.front() else {
+                // Nothing left: give the token back (or keep it if something just arrived).
+                if client.outbound.release() {
+                    continue;
+                }
+                return;
+            };
+            if front.is_close() {
+                // Everything before the marker is written: graceful close done.
+                client.shut_socket();
+                continue;
+            }
+            // Write.
+            let result = {
+                let mut iov = [IoSlice::new(&[]); MAX_IOV];
+                let mut n = 0;
+                let mut skip = st.offset;
+                for b in &st.inflight {
+                    if b.is_close() || !b.fill_iovecs(skip, &mut iov, &mut n) {
+                        break;
+                    }
+                    skip = 0;
+                }
+                (&client.stream).write_vectored(&iov[..n])
+            };
+            match result {
+                Ok(0) => {
+                    client.abort(CloseReason::WriteError);
+                }
+                Ok(written) => {
+                    self.advance(&client, &mut st, written);
+                    st.blocked_since = None;
+                    st.retry_delay = RETRY_MIN;
+                    budget = budget.saturating_sub(written);
+                    if budget == 0 {
+                        // Yield to other clients; we keep the token while queued.
+                        let _ = self.requeue.send(client.clone());
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    let now = Instant::now();
+                    let since = *st.blocked_since.get_or_insert(now);
+                    if now.duration_since(since) >= self.write_deadline {
+                        if client.abort(CloseReason::SlowConsumerWriteDeadline) {
+                            log::warn!(
+                                "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded \
+                                 with {} bytes pending (client name {:?})",
+                                client.log_prefix(),
+                                self.write_deadline,
+                                client.pending_bytes(),
+                                client.name()
+                            );
+                        }
+                        continue;
+                    }
+                    let delay = st.retry_delay.max(RETRY_MIN);
+                    st.retry_delay = (delay * 2).min(RETRY_MAX);
+                    drop(st);
+                    self.seq += 1;
+                    self.retries.push(Retry {
+                        at: now + delay,
+                        seq: self.seq,
+                        client,
+                    });
+                    return;
+                }
+                Err(e) => {
+                    if client.abort(CloseReason::WriteError) {
+                        log::debug!("{} - Write error: {e}", client.log_prefix());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Accounts for `written` bytes: completed batches go back to the pool.
+    fn advance(&self, client: &Client, st: &mut WriteState, written: usize) {
+        client.outbound.written(written);
+        st.inflight_bytes -= written;
+        let mut left = written + st.offset;
+        while let Some(front) = st.inflight.front() {
+            if front.is_close() || left < front.len() {
+                break;
+            }
+            left -= front.len();
+            if let Some(b) = st.inflight.pop_front() {
+                self.pool.give(b);
+            }
+        }
+        st.offset = left;
+    }
+
+    /// Drops everything queued for a client whose socket is shut.
+    fn discard(&self, client: &Client, st: &mut WriteState) {
+        let mut dropped = st.inflight_bytes;
+        for b in st.inflight.drain(..) {
+            self.pool.give(b);
+        }
+        while let Some(b) = client.outbound.pop() {
+            dropped += b.len();
+            self.pool.give(b);
+        }
+        st.offset = 0;
+        st.inflight_bytes = 0;
+        client.outbound.written(dropped);
+    }
+}

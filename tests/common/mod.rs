@@ -1,0 +1,422 @@
+//! Helpers shared by the integration tests: start the real `beaver` binary (and Debian's
+//! `nats-server`, the reference) on an ephemeral loopback port, and talk the raw protocol.
+#![allow(dead_code)] // each test file uses a different subset
+
+use beaver::protocol::{ClientOp, Parser};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long any single wait in a test may take before the test fails.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// A server process listening on 127.0.0.1; killed when dropped.
+pub struct ServerProcess {
+    child: Child,
+    /// `beaver` or `nats-server`.
+    pub name: &'static str,
+    /// The client port it listens on.
+    pub port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl ServerProcess {
+    /// Starts the `beaver` binary built for this test run, with `-a 127.0.0.1 -p -1` and
+    /// `args`, and waits until it listens.
+    pub fn beaver(args: &[&str]) -> ServerProcess {
+        let mut all = vec!["-a", "127.0.0.1", "-p", "-1"];
+        all.extend_from_slice(args);
+        Self::start(env!("CARGO_BIN_EXE_beaver"), &all, "beaver")
+            .expect("beaver starts and listens")
+    }
+
+    /// Starts Debian's `nats-server` the same way, if it is installed. When it is not:
+    /// returns `None` (the caller skips and says so), unless `BEAVER_REQUIRE_NATS_SERVER=1`
+    /// (set by `.ci/run`), in which case the test fails: CI must not skip the comparison.
+    pub fn nats_server(args: &[&str]) -> Option<ServerProcess> {
+        let bin = nats_server_path();
+        let mut all = vec!["-a", "127.0.0.1", "-p", "-1"];
+        all.extend_from_slice(args);
+        match bin.and_then(|b| Self::start(&b, &all, "nats-server")) {
+            Some(s) => Some(s),
+            None => {
+                if std::env::var("BEAVER_REQUIRE_NATS_SERVER").as_deref() == Ok("1") {
+                    panic!("nats-server is required (BEAVER_REQUIRE_NATS_SERVER=1) but cannot be run");
+                }
+                eprintln!(
+                    "SKIPPED: Debian's nats-server is not installed (apt-get install nats-server); \
+                     the comparison with the reference did not run"
+                );
+                None
+            }
+        }
+    }
+
+    /// Starts `program args...`, capturing stderr, and waits for the
+    /// "Listening for client connections on HOST:PORT" line both servers print.
+    pub fn start(program: &str, args: &[&str], name: &'static str) -> Option<ServerProcess> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        let stderr = child.stderr.take()?;
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel::<u16>();
+        {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
+                        if let Some(port) = rest.rsplit(':').next().and_then(|p| p.trim().parse().ok()) {
+                            let _ = tx.send(port);
+                        }
+                    }
+                    log.lock().unwrap().push(line);
+                }
+            });
+        }
+        match rx.recv_timeout(WAIT) {
+            Ok(port) => Some(ServerProcess {
+                child,
+                name,
+                port,
+                log,
+            }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                eprintln!("{name} did not start; its log: {:?}", log.lock().unwrap());
+                None
+            }
+        }
+    }
+
+    /// `nats://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Everything the server logged so far.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits until a log line contains `needle`.
+    pub fn wait_for_log(&self, needle: &str) -> bool {
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            if self.log.lock().unwrap().iter().any(|l| l.contains(needle)) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    /// Sends SIGTERM and waits for the exit status (Unix only).
+    #[cfg(unix)]
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "{} did not exit after SIGTERM", self.name);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A raw protocol connection that has read the server's INFO.
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.port)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where Debian's nats-server is, if anywhere.
+pub fn nats_server_path() -> Option<String> {
+    if let Ok(p) = std::env::var("NATS_SERVER_BIN") {
+        return Some(p);
+    }
+    ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
+        .iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .map(|p| p.to_string())
+        .or_else(|| {
+            Command::new("nats-server")
+                .arg("--version")
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|_| "nats-server".to_string())
+        })
+}
+
+/// A frame sent by a server.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Frame {
+    /// `INFO {json}`: the JSON text.
+    Info(String),
+    /// `MSG`/`HMSG` control line (without CR LF) and the payload.
+    Msg(String, Vec<u8>),
+    /// `PING`.
+    Ping,
+    /// `PONG`.
+    Pong,
+    /// `+OK`.
+    Ok,
+    /// `-ERR ...`: the whole line without CR LF.
+    Err(String),
+}
+
+/// Splits the complete frames off the front of `buf`; returns them and how many bytes they
+/// used. Panics on bytes no NATS server sends.
+pub fn split_frames(buf: &[u8]) -> (Vec<Frame>, usize) {
+    let mut frames = Vec::new();
+    let mut pos = 0;
+    loop {
+        let rest = &buf[pos..];
+        let Some(lf) = rest.windows(2).position(|w| w == b"\r\n") else {
+            break;
+        };
+        let line = String::from_utf8_lossy(&rest[..lf]).into_owned();
+        let mut used = lf + 2;
+        let frame = if let Some(json) = line.strip_prefix("INFO ") {
+            Frame::Info(json.trim().to_string())
+        } else if line.starts_with("MSG ") || line.starts_with("HMSG ") {
+            let size: usize = line
+                .rsplit(' ')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("bad MSG line {line:?}"));
+            if rest.len() < used + size + 2 {
+                break;
+            }
+            let payload = rest[used..used + size].to_vec();
+            assert_eq!(&rest[used + size..used + size + 2], b"\r\n", "payload ends with CR LF");
+            used += size + 2;
+            Frame::Msg(line, payload)
+        } else if line == "PING" {
+            Frame::Ping
+        } else if line == "PONG" {
+            Frame::Pong
+        } else if line == "+OK" {
+            Frame::Ok
+        } else if line.starts_with("-ERR") {
+            Frame::Err(line)
+        } else {
+            panic!("unexpected line from server: {line:?}");
+        };
+        frames.push(frame);
+        pos += used;
+    }
+    (frames, pos)
+}
+
+/// A raw protocol connection.
+pub struct Raw {
+    /// The socket.
+    pub stream: TcpStream,
+    /// The server's first INFO, parsed.
+    pub info: serde_json::Value,
+    /// Bytes received and not yet returned.
+    pending: Vec<u8>,
+    /// Every frame received, in order (INFO excluded).
+    pub received: Vec<Frame>,
+    /// The parser following what we sent, to count our PINGs.
+    out_parser: Parser,
+    out_buf: Vec<u8>,
+    out_broken: bool,
+    pings_sent: usize,
+    pongs_seen: usize,
+    /// The server closed the connection.
+    pub closed: bool,
+}
+
+impl Raw {
+    /// Connects and reads the INFO line.
+    pub fn connect(port: u16) -> Raw {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        let mut out_parser = Parser::new(usize::MAX / 2, usize::MAX / 2);
+        out_parser.set_headers(true);
+        let mut raw = Raw {
+            stream,
+            info: serde_json::Value::Null,
+            pending: Vec::new(),
+            received: Vec::new(),
+            out_parser,
+            out_buf: Vec::new(),
+            out_broken: false,
+            pings_sent: 0,
+            pongs_seen: 0,
+            closed: false,
+        };
+        while raw.received.is_empty() && !raw.closed {
+            raw.fill();
+        }
+        match raw.received.remove(0) {
+            Frame::Info(json) => raw.info = serde_json::from_str(&json).expect("INFO is JSON"),
+            other => panic!("expected INFO first, got {other:?}"),
+        }
+        raw
+    }
+
+    /// Sends bytes (counting the PINGs in them, so [`Raw::sync`] knows which PONG is the
+    /// last).
+    pub fn send(&mut self, bytes: &[u8]) {
+        if let Err(e) = self.stream.write_all(bytes) {
+            // The server may already have closed the connection; reads will show it.
+            eprintln!("send failed: {e}");
+        }
+        if self.out_broken {
+            return;
+        }
+        self.out_buf.extend_from_slice(bytes);
+        let mut pos = 0;
+        loop {
+            match self.out_parser.parse(&self.out_buf[pos..]) {
+                Ok(step) => {
+                    pos += step.consumed;
+                    match step.op {
+                        Some(ClientOp::Ping) => self.pings_sent += 1,
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
+                Err(_) => {
+                    // Deliberately bad input: the server will close.
+                    self.out_broken = true;
+                    break;
+                }
+            }
+        }
+        self.out_buf.drain(..pos);
+    }
+
+    /// Reads once (blocking up to [`WAIT`]) and splits frames.
+    fn fill(&mut self) {
+        let mut tmp = [0u8; 65536];
+        match self.stream.read(&mut tmp) {
+            Ok(0) => self.closed = true,
+            Ok(n) => {
+                self.pending.extend_from_slice(&tmp[..n]);
+                let (frames, used) = split_frames(&self.pending);
+                self.pending.drain(..used);
+                self.pongs_seen += frames.iter().filter(|f| **f == Frame::Pong).count();
+                self.received.extend(frames);
+            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                panic!("timed out waiting for the server");
+            }
+            Err(_) => self.closed = true, // reset by the server
+        }
+    }
+
+    /// Sends `PING` and returns every frame received until its `PONG` (included), or until
+    /// the server closes the connection.
+    pub fn sync(&mut self) -> Vec<Frame> {
+        let start = self.received.len();
+        if !self.closed {
+            self.send(b"PING\r\n");
+        }
+        while !self.closed && (self.out_broken || self.pongs_seen < self.pings_sent) {
+            self.fill();
+        }
+        self.received[start..].to_vec()
+    }
+
+    /// Sends `bytes` then syncs: the frames the server sent in response.
+    pub fn exchange(&mut self, bytes: &[u8]) -> Vec<Frame> {
+        let start = self.received.len();
+        self.send(bytes);
+        self.sync();
+        self.received[start..].to_vec()
+    }
+
+    /// Reads until the server closes the connection; returns the frames received meanwhile.
+    pub fn until_closed(&mut self) -> Vec<Frame> {
+        let start = self.received.len();
+        while !self.closed {
+            self.fill();
+        }
+        self.received[start..].to_vec()
+    }
+
+    /// Reads until `n` frames have arrived in total since `from` (an index into `received`).
+    pub fn wait_frames(&mut self, from: usize, n: usize) -> Vec<Frame> {
+        while self.received.len() < from + n && !self.closed {
+            self.fill();
+        }
+        self.received[from..].to_vec()
+    }
+
+    /// Reads the exact bytes `expected` (and nothing else that is pending).
+    pub fn expect_bytes(&mut self, expected: &[u8]) {
+        let mut got = std::mem::take(&mut self.pending);
+        // Frames already split are re-encoded for the comparison.
+        let mut pre = Vec::new();
+        for f in self.received.drain(..) {
+            pre.extend_from_slice(&encode(&f));
+        }
+        pre.extend_from_slice(&got);
+        got = pre;
+        let mut tmp = [0u8; 65536];
+        while got.len() < expected.len() {
+            let n = self.stream.read(&mut tmp).expect("read");
+            assert!(n > 0, "closed; got so far {:?}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&tmp[..n]);
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected),
+            "exact bytes from the server"
+        );
+    }
+}
+
+/// A frame back to bytes.
+pub fn encode(f: &Frame) -> Vec<u8> {
+    match f {
+        Frame::Info(j) => format!("INFO {j} \r\n").into_bytes(),
+        Frame::Msg(line, payload) => {
+            let mut v = format!("{line}\r\n").into_bytes();
+            v.extend_from_slice(payload);
+            v.extend_from_slice(b"\r\n");
+            v
+        }
+        Frame::Ping => b"PING\r\n".to_vec(),
+        Frame::Pong => b"PONG\r\n".to_vec(),
+        Frame::Ok => b"+OK\r\n".to_vec(),
+        Frame::Err(l) => format!("{l}\r\n").into_bytes(),
+    }
+}
+
+/// Frames as readable text (for assertions and failure messages).
+pub fn show(frames: &[Frame]) -> String {
+    frames
+        .iter()
+        .map(|f| String::from_utf8_lossy(&encode(f)).into_owned())
+        .collect()
+}
