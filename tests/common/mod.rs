@@ -43,7 +43,9 @@ impl ServerProcess {
             Some(s) => Some(s),
             None => {
                 if std::env::var("BEAVER_REQUIRE_NATS_SERVER").as_deref() == Ok("1") {
-                    panic!("nats-server is required (BEAVER_REQUIRE_NATS_SERVER=1) but cannot be run");
+                    panic!(
+                        "nats-server is required (BEAVER_REQUIRE_NATS_SERVER=1) but cannot be run"
+                    );
                 }
                 eprintln!(
                     "SKIPPED: Debian's nats-server is not installed (apt-get install nats-server); \
@@ -73,7 +75,9 @@ impl ServerProcess {
                 for line in BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
                     if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
-                        if let Some(port) = rest.rsplit(':').next().and_then(|p| p.trim().parse().ok()) {
+                        if let Some(port) =
+                            rest.rsplit(':').next().and_then(|p| p.trim().parse().ok())
+                        {
                             let _ = tx.send(port);
                         }
                     }
@@ -135,7 +139,11 @@ impl ServerProcess {
             if let Some(status) = self.child.try_wait().expect("wait") {
                 return status;
             }
-            assert!(Instant::now() < deadline, "{} did not exit after SIGTERM", self.name);
+            assert!(
+                Instant::now() < deadline,
+                "{} did not exit after SIGTERM",
+                self.name
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -158,18 +166,22 @@ pub fn nats_server_path() -> Option<String> {
     if let Ok(p) = std::env::var("NATS_SERVER_BIN") {
         return Some(p);
     }
-    ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
-        .iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .map(|p| p.to_string())
-        .or_else(|| {
-            Command::new("nats-server")
-                .arg("--version")
-                .output()
-                .ok()
-                .filter(|o| o.status.success())
-                .map(|_| "nats-server".to_string())
-        })
+    [
+        "/usr/sbin/nats-server",
+        "/usr/bin/nats-server",
+        "/usr/local/bin/nats-server",
+    ]
+    .iter()
+    .find(|p| std::path::Path::new(p).exists())
+    .map(|p| p.to_string())
+    .or_else(|| {
+        Command::new("nats-server")
+            .arg("--version")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|_| "nats-server".to_string())
+    })
 }
 
 /// A frame sent by a server.
@@ -213,7 +225,11 @@ pub fn split_frames(buf: &[u8]) -> (Vec<Frame>, usize) {
                 break;
             }
             let payload = rest[used..used + size].to_vec();
-            assert_eq!(&rest[used + size..used + size + 2], b"\r\n", "payload ends with CR LF");
+            assert_eq!(
+                &rest[used + size..used + size + 2],
+                b"\r\n",
+                "payload ends with CR LF"
+            );
             used += size + 2;
             Frame::Msg(line, payload)
         } else if line == "PING" {
@@ -327,7 +343,12 @@ impl Raw {
                 self.pongs_seen += frames.iter().filter(|f| **f == Frame::Pong).count();
                 self.received.extend(frames);
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 panic!("timed out waiting for the server");
             }
             Err(_) => self.closed = true, // reset by the server
@@ -385,7 +406,11 @@ impl Raw {
         let mut tmp = [0u8; 65536];
         while got.len() < expected.len() {
             let n = self.stream.read(&mut tmp).expect("read");
-            assert!(n > 0, "closed; got so far {:?}", String::from_utf8_lossy(&got));
+            assert!(
+                n > 0,
+                "closed; got so far {:?}",
+                String::from_utf8_lossy(&got)
+            );
             got.extend_from_slice(&tmp[..n]);
         }
         assert_eq!(
