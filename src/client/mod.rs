@@ -19,7 +19,8 @@ mod outbox;
 pub(crate) mod reader;
 mod subscription;
 
-pub use outbox::{Outbox, StallPolicy};
+pub use crate::outbound::StallPolicy;
+pub use outbox::Outbox;
 pub use subscription::{Claim, Subscription};
 
 use crate::outbound::{Batch, BatchPool, Outbound};

@@ -16,19 +16,10 @@
 //! nats-server's "stalled" producers.
 
 use super::{Client, Enqueued};
-use crate::outbound::{Batch, BatchPool};
+use crate::outbound::{Batch, BatchPool, StallPolicy};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// When and how long a producer waits for a subscriber's queue to drain.
-#[derive(Debug, Clone, Copy)]
-pub struct StallPolicy {
-    /// Pending bytes above which producers wait.
-    pub threshold: usize,
-    /// Longest wait per flush, in total.
-    pub max_wait: Duration,
-}
+use std::time::Instant;
 
 struct Slot {
     client: Arc<Client>,
@@ -121,15 +112,9 @@ impl Outbox {
             let deadline = Instant::now() + stall.max_wait;
             for slot in &self.slots {
                 let c = &slot.client;
-                if c.cid == own_cid || c.pending_bytes() <= stall.threshold {
-                    continue;
+                if c.cid != own_cid && c.pending_bytes() > stall.threshold {
+                    c.outbound.stall(stall, deadline, || c.is_closing());
                 }
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                c.outbound
-                    .stall_until_below(stall.threshold, left, || c.is_closing());
             }
         }
         self.slots.clear();

@@ -279,7 +279,10 @@ impl Connection {
         let result = loop {
             let step = match self.parser.parse(&chunk[pos..]) {
                 Ok(step) => step,
-                Err(e) => break Err(Closing::from(e)),
+                Err(e) => {
+                    self.log_parse_error(e, &chunk[pos..]);
+                    break Err(Closing::from(e));
+                }
             };
             let start = pos;
             pos += step.consumed;
@@ -296,6 +299,27 @@ impl Connection {
             self.buf.extend_from_slice(&chunk[pos..]);
         }
         result
+    }
+
+    /// Logs a protocol error at error level, in nats-server's words.
+    fn log_parse_error(&self, e: ParseError, rest: &[u8]) {
+        let p = self.client.log_prefix();
+        match e {
+            ParseError::MaxPayload { size } => log::error!(
+                "{p} - maximum payload exceeded: {size} vs {}",
+                self.shared.config.max_payload
+            ),
+            ParseError::UnknownOp => {
+                let snippet = String::from_utf8_lossy(&rest[..rest.len().min(32)]);
+                log::error!("{p} - Client parser ERROR: proto={snippet:?}...");
+            }
+            ParseError::MaxControlLine => log::error!(
+                "{p} - maximum control line exceeded (max_control_line {})",
+                self.shared.config.max_control_line
+            ),
+            ParseError::BadArgs(what) => log::error!("{p} - {what}"),
+            ParseError::HeadersNotSupported => log::error!("{p} - message headers not supported"),
+        }
     }
 
     fn handle(&mut self, op: ClientOp<'_>, chunk: &Bytes, start: usize) -> Result<(), Closing> {
@@ -531,19 +555,19 @@ impl Connection {
         self.outbox.add_staged(bytes.len());
     }
 
+    /// Stages bytes for this client and traces them as nats-server does (`->> [OK]`,
+    /// `->> [-ERR Unknown Protocol Operation]`).
     fn send_traced(&mut self, bytes: &'static [u8], what: &str) {
         if self.trace {
-            let text = String::from_utf8_lossy(bytes);
-            let text = text.trim_end();
-            let shown = if what == "-ERR" {
-                text.trim_start_matches("-ERR ")
-            } else {
-                what
-            };
             if what == "-ERR" {
-                log::trace!("{} - ->> [-ERR {}]", self.client.log_prefix(), shown);
+                let text = String::from_utf8_lossy(bytes);
+                let msg = text
+                    .trim_end()
+                    .trim_start_matches("-ERR ")
+                    .trim_matches('\'');
+                log::trace!("{} - ->> [-ERR {msg}]", self.client.log_prefix());
             } else {
-                log::trace!("{} - ->> [{}]", self.client.log_prefix(), shown);
+                log::trace!("{} - ->> [{what}]", self.client.log_prefix());
             }
         }
         self.send(bytes);

@@ -10,7 +10,9 @@ use std::path::PathBuf;
     name = "beaver",
     version = concat!(env!("CARGO_PKG_VERSION"), " (NATS client protocol of nats-server ", "2.9.10", ")"),
     about = "beaver: a NATS server speaking the core NATS client protocol",
-    disable_version_flag = true
+    disable_version_flag = true,
+    // As with nats-server (Go's flag package), a repeated flag takes its last value.
+    args_override_self = true
 )]
 pub struct Cli {
     /// Client connection address to bind

@@ -92,10 +92,27 @@ impl<'de> Deserialize<'de> for Seconds {
 
 /// Parses `text` (the contents of `path`) and applies it on top of `config`.
 pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<(), ConfigError> {
-    let file: FileConfig = toml::from_str(text).map_err(|e| ConfigError {
-        message: format!("{path}: {e}"),
-    })?;
     let line_of = |span: std::ops::Range<usize>| text[..span.start].matches('\n').count() + 1;
+    let file: FileConfig = toml::from_str(text).map_err(|e| {
+        // Name the line and the key the parser stopped at, like the range checks below.
+        let message = match e.span() {
+            Some(span) => {
+                let line = line_of(span.clone());
+                let key = text
+                    .lines()
+                    .nth(line - 1)
+                    .and_then(|l| l.split('=').next())
+                    .map(|k| k.trim().trim_matches('"'))
+                    .filter(|k| !k.is_empty() && !k.starts_with('['));
+                match key {
+                    Some(k) => format!("{path}: line {line}: key `{k}`: {}", e.message().trim()),
+                    None => format!("{path}: line {line}: {}", e.message().trim()),
+                }
+            }
+            None => format!("{path}: {}", e.message().trim()),
+        };
+        ConfigError { message }
+    })?;
     // Builds "path: line N: key `k`: message".
     let err = |key: &str, span: std::ops::Range<usize>, msg: String| ConfigError {
         message: format!("{path}: line {}: key `{key}`: {msg}", line_of(span)),
@@ -152,6 +169,7 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
     if let Some(v) = file.http_port {
         config.http_port = int_in!("http_port", v, -1, 65535) as i32;
     }
+    let max_payload_span = file.max_payload.as_ref().map(|v| v.span());
     if let Some(v) = file.max_payload {
         let span = v.span();
         config.max_payload = size!("max_payload", v);
@@ -221,9 +239,11 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
     }
     // Cross-key rule from nats-server: a message must fit in a client's pending buffer.
     if config.max_payload > config.max_pending {
+        let at = max_payload_span.map_or(String::new(), |s| format!(" line {}:", line_of(s)));
         return Err(ConfigError {
             message: format!(
-                "{path}: max_payload ({}) cannot be higher than max_pending ({})",
+                "{path}:{at} key `max_payload`: max_payload ({}) cannot be higher than \
+                 max_pending ({})",
                 config.max_payload, config.max_pending
             ),
         });

@@ -31,7 +31,7 @@ pub use batch::{Batch, BatchPool, MAX_POOLED_CAPACITY, POOL_SIZE, SHARE_MIN};
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// One client's outbound queue. See the module docs.
@@ -42,7 +42,25 @@ pub struct Outbound {
     // the read-mostly fields of the client around them.
     pending: CachePadded<AtomicUsize>,
     scheduled: CachePadded<AtomicBool>,
+    /// Bytes written (or discarded) so far: how stalled producers see progress.
+    written_total: AtomicU64,
+    /// Set when a producer stopped waiting because nothing was written for a whole
+    /// progress window; producers then stop stalling on this client until it makes progress
+    /// again (a wedged client must not throttle its publishers; it becomes a slow consumer).
+    stuck: AtomicBool,
     stall: Stall,
+}
+
+/// Backpressure on fast producers: when and how long a producer waits for a subscriber's
+/// queue to drain (nats-server's "stalled" producers, with progress-based bounds).
+#[derive(Debug, Clone, Copy)]
+pub struct StallPolicy {
+    /// Pending bytes above which producers wait.
+    pub threshold: usize,
+    /// A producer stops waiting if the writer wrote nothing to the client for this long.
+    pub progress_window: Duration,
+    /// Longest a producer waits per flush, whatever the progress.
+    pub max_wait: Duration,
 }
 
 impl Outbound {
@@ -79,6 +97,12 @@ impl Outbound {
     #[inline]
     pub fn written(&self, n: usize) {
         self.pending.fetch_sub(n, Ordering::Relaxed);
+        // Relaxed: progress is a heuristic for stalled producers, who re-check `pending`
+        // under the stall lock anyway.
+        self.written_total.fetch_add(n as u64, Ordering::Relaxed);
+        if self.stuck.load(Ordering::Relaxed) {
+            self.stuck.store(false, Ordering::Relaxed);
+        }
         self.stall.maybe_release(self.pending());
     }
 
@@ -90,15 +114,31 @@ impl Outbound {
         !self.queue.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel)
     }
 
-    /// Producer side: waits until `pending` drops to `threshold` or `max_wait` passes
-    /// (nats-server's "fast producer stall"), or `give_up()` turns true. Returns the time spent.
-    pub fn stall_until_below(
+    /// Producer side: waits while more than `policy.threshold` bytes are pending and the
+    /// writer keeps making progress, at most until `deadline`, or until `give_up()` (the
+    /// client is closing). Returns the time spent waiting.
+    pub fn stall(
         &self,
-        threshold: usize,
-        max_wait: Duration,
+        policy: &StallPolicy,
+        deadline: Instant,
         give_up: impl Fn() -> bool,
     ) -> Duration {
-        self.stall.wait(&self.pending, threshold, max_wait, give_up)
+        if self.stuck.load(Ordering::Relaxed) {
+            return Duration::ZERO;
+        }
+        let start = Instant::now();
+        let stuck = self.stall.wait(
+            &self.pending,
+            &self.written_total,
+            policy.threshold,
+            policy.progress_window,
+            deadline,
+            give_up,
+        );
+        if stuck {
+            self.stuck.store(true, Ordering::Relaxed);
+        }
+        start.elapsed()
     }
 
     /// Wakes every stalled producer (used when the client closes).
@@ -127,31 +167,46 @@ struct Stall {
 }
 
 impl Stall {
+    /// Waits as described in [`Outbound::stall`]; returns true if it stopped because the
+    /// writer made no progress for a whole window.
     fn wait(
         &self,
         pending: &AtomicUsize,
+        written_total: &AtomicU64,
         threshold: usize,
-        max_wait: Duration,
+        window: Duration,
+        deadline: Instant,
         give_up: impl Fn() -> bool,
-    ) -> Duration {
-        let start = Instant::now();
-        let deadline = start + max_wait;
+    ) -> bool {
         // SeqCst on `waiters` and on the `pending` loads below (with the writer's SeqCst
         // `waiters` load after its subtraction): the classic store-then-load handshake. Either
         // the writer sees us waiting and notifies, or we see its new `pending` and skip the
         // wait.
         self.release_below.store(threshold, Ordering::SeqCst);
         self.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut stuck = false;
         {
             let mut guard = self.lock.lock();
             while pending.load(Ordering::SeqCst) > threshold && !give_up() {
-                if self.cv.wait_until(&mut guard, deadline).timed_out() {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                let mark = written_total.load(Ordering::Relaxed);
+                let window_end = (now + window).min(deadline);
+                while pending.load(Ordering::SeqCst) > threshold
+                    && !self.cv.wait_until(&mut guard, window_end).timed_out()
+                {}
+                if pending.load(Ordering::SeqCst) > threshold
+                    && written_total.load(Ordering::Relaxed) == mark
+                {
+                    stuck = true;
                     break;
                 }
             }
         }
         self.waiters.fetch_sub(1, Ordering::SeqCst);
-        start.elapsed()
+        stuck
     }
 
     #[inline]
@@ -251,6 +306,14 @@ mod tests {
         assert!(q.is_empty());
     }
 
+    fn policy() -> StallPolicy {
+        StallPolicy {
+            threshold: 100,
+            progress_window: Duration::from_secs(30),
+            max_wait: Duration::from_secs(30),
+        }
+    }
+
     #[test]
     fn stall_is_released_by_the_writer() {
         let q = Arc::new(Outbound::new());
@@ -263,9 +326,34 @@ mod tests {
             let b = q2.pop().unwrap();
             q2.written(b.len());
         });
-        let waited = q.stall_until_below(100, Duration::from_secs(30), || false);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        q.stall(&policy(), deadline, || false);
         drainer.join().unwrap();
-        assert!(q.pending() <= 100);
-        assert!(waited < Duration::from_secs(30), "woken, not timed out");
+        assert!(q.pending() <= 100, "woken once drained, not timed out");
+    }
+
+    #[test]
+    fn stall_gives_up_without_progress_and_then_skips() {
+        let q = Outbound::new();
+        let mut b = Batch::new();
+        b.push(&[0u8; 1000]);
+        q.push(b);
+        let p = StallPolicy {
+            progress_window: Duration::from_millis(10),
+            ..policy()
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        q.stall(&p, deadline, || false);
+        assert!(
+            q.stuck.load(Ordering::Relaxed),
+            "no writer progress: marked stuck"
+        );
+        assert_eq!(
+            q.stall(&p, deadline, || false),
+            Duration::ZERO,
+            "stuck clients do not stall producers"
+        );
+        q.written(10);
+        assert!(!q.stuck.load(Ordering::Relaxed), "progress clears it");
     }
 }

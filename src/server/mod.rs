@@ -111,9 +111,15 @@ impl Server {
         let server_id = generate_server_id();
         let stall = StallPolicy {
             // Producers wait once a subscriber has this much queued: enough to keep its
-            // socket busy, small enough to bound memory long before max_pending.
-            threshold: (config.max_pending / 8).clamp(64 * 1024, 4 * 1024 * 1024),
-            max_wait: Duration::from_millis(50),
+            // socket busy between writer visits, small enough to bound memory long before
+            // max_pending.
+            threshold: (config.max_pending / 4).clamp(1, 1024 * 1024),
+            // ...as long as the subscriber's writer makes progress; a subscriber that takes
+            // nothing for this long stops throttling its publishers (and is left to
+            // max_pending / write_deadline).
+            progress_window: Duration::from_millis(50),
+            // nats-server's longest producer stall.
+            max_wait: Duration::from_secs(1),
         };
         let writers = WriterPool::start(
             config.writer_threads(),
