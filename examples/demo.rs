@@ -9,7 +9,9 @@ use std::time::Duration;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::args().nth(1).unwrap_or_else(|| "nats://127.0.0.1:4222".into());
+    let url = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "nats://127.0.0.1:4222".into());
     let client = async_nats::connect(&url).await?;
     let info = client.server_info();
     println!(
@@ -45,7 +47,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::spawn(async move {
         while let Some(req) = service.next().await {
             if let Some(reply) = req.reply {
-                let _ = responder.publish(reply, "it is beaver o'clock".into()).await;
+                let _ = responder
+                    .publish(reply, "it is beaver o'clock".into())
+                    .await;
             }
         }
     });
@@ -67,7 +71,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // No responders: the server answers a request nobody listens to at once.
     let started = std::time::Instant::now();
-    match tokio::time::timeout(Duration::from_secs(5), client.request("nobody.home", "".into())).await {
+    match tokio::time::timeout(
+        Duration::from_secs(5),
+        client.request("nobody.home", "".into()),
+    )
+    .await
+    {
         Ok(Err(e)) => println!("[no resp.] {e} (after {:?})", started.elapsed()),
         other => println!("[no resp.] unexpected: {other:?}"),
     }
