@@ -89,7 +89,6 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
     stream.set_nodelay(true)?;
     let writer_stream = stream.try_clone()?;
     writer_stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
-    stream.set_read_timeout(Some(shared.config.ping_interval))?;
     let cid = shared.next_cid();
     let client = Arc::new(Client::new(
         cid,
@@ -99,7 +98,14 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         shared.config.max_pending,
     ));
     shared.clients.insert(cid, client.clone());
-    let conn = Connection::new(shared.clone(), client.clone(), stream);
+    let conn = match Connection::new(shared.clone(), client.clone(), stream) {
+        Ok(conn) => conn,
+        Err(e) => {
+            shared.clients.remove(&cid);
+            client.abort(CloseReason::ReadError);
+            return Err(e);
+        }
+    };
     let spawned = std::thread::Builder::new()
         .name(format!("beaver-reader-{cid}"))
         .stack_size(READER_STACK)
@@ -127,20 +133,32 @@ struct Connection {
     /// Payload bytes and messages received since the counters were last published.
     in_msgs: u64,
     in_bytes: u64,
-    /// The client published or (un)subscribed since the last ping check.
+    /// The client published or (un)subscribed during the current read.
     active: bool,
-    /// The client sent a PING since the last ping check.
-    pinged: bool,
+    /// When the client last published or (un)subscribed (or sent CONNECT).
+    last_activity: Instant,
+    /// When the client last sent a PING.
+    last_remote_ping: Option<Instant>,
+    /// Whether a round trip has been seen (CONNECT or a PONG); until then the server PINGs
+    /// whatever the activity, as nats-server does to measure the RTT.
+    rtt_known: bool,
+    /// Our PINGs not answered yet.
     pings_out: u32,
+    /// When the ping timer next fires.
     next_ping_check: Instant,
+    /// Whether the read timeout is still the short first-ping one.
+    first_ping_pending: bool,
     stall: StallPolicy,
     trace: bool,
 }
 
 impl Connection {
-    fn new(shared: Arc<Shared>, client: Arc<Client>, stream: TcpStream) -> Self {
+    fn new(shared: Arc<Shared>, client: Arc<Client>, stream: TcpStream) -> io::Result<Self> {
         let config = &shared.config;
-        Connection {
+        let first_ping = first_ping_delay(config.ping_interval);
+        // Wake up for the first ping check; `check_ping` lengthens this to `ping_interval`.
+        stream.set_read_timeout(Some(first_ping))?;
+        Ok(Connection {
             parser: Parser::new(config.max_control_line, config.max_payload),
             buf: BytesMut::new(),
             read_size: START_READ,
@@ -151,15 +169,18 @@ impl Connection {
             in_msgs: 0,
             in_bytes: 0,
             active: false,
-            pinged: false,
+            last_activity: Instant::now(),
+            last_remote_ping: None,
+            rtt_known: false,
             pings_out: 0,
-            next_ping_check: Instant::now() + config.ping_interval,
+            next_ping_check: Instant::now() + first_ping,
+            first_ping_pending: true,
             stall: shared.stall,
             trace: config.trace,
             stream,
             client,
             shared,
-        }
+        })
     }
 
     fn run(mut self) {
@@ -217,6 +238,7 @@ impl Connection {
                 }
             }
             self.publish_counters();
+            self.cache.refresh(&self.shared.sublist);
             if let Err(c) = self.check_ping() {
                 return self.fail(c);
             }
@@ -267,12 +289,14 @@ impl Connection {
 
     /// Parses and handles every complete operation in the buffer.
     fn process(&mut self) -> Result<(), Closing> {
+        // Waiting for a payload: do not look at it again until it is all here. Its CR LF is
+        // parsed as soon as the CR arrives (a wrong byte there is an error right away).
         if self
             .parser
             .bytes_needed()
-            .is_some_and(|need| self.buf.len() < need)
+            .is_some_and(|need| self.buf.len() + 1 < need)
         {
-            return Ok(()); // still waiting for a payload: do not look at it yet
+            return Ok(());
         }
         let chunk = self.buf.split().freeze();
         let mut pos = 0;
@@ -341,12 +365,13 @@ impl Connection {
                 Ok(())
             }
             ClientOp::Ping => {
-                self.pinged = true;
+                self.last_remote_ping = Some(Instant::now());
                 self.send_traced(protocol::PONG, "PONG");
                 Ok(())
             }
             ClientOp::Pong => {
                 self.pings_out = 0;
+                self.rtt_known = true;
                 Ok(())
             }
             ClientOp::Connect(json) => self.on_connect(json),
@@ -387,6 +412,8 @@ impl Connection {
                 Some(err::INVALID_CLIENT_PROTOCOL),
             ));
         }
+        self.active = true;
+        self.rtt_known = true;
         self.parser.set_headers(self.opts.headers);
         self.client.set_headers(self.opts.headers);
         self.client.set_name(&self.opts.name);
@@ -406,7 +433,8 @@ impl Connection {
         self.active = true;
         let limit = self.shared.config.max_subscriptions;
         let mut subs = self.client.subs.lock();
-        if limit > 0 && subs.len() >= limit && !subs.contains_key(sid) {
+        // nats-server checks the limit before looking at the sid.
+        if limit > 0 && subs.len() >= limit {
             drop(subs);
             log::error!(
                 "{} - maximum subscriptions exceeded",
@@ -587,15 +615,33 @@ impl Connection {
         }
     }
 
-    /// Sends a PING to a client idle for `ping_interval`; a client that left `ping_max`
-    /// PINGs unanswered is stale. (nats-server's ping timer, minus the timer.)
+    /// nats-server's ping timer, without a timer: the first check comes
+    /// `min(ping_interval, 2 s)` (plus up to 20% jitter) after the connection opens, then one
+    /// every `ping_interval`. A check sends a PING unless the client published, subscribed or
+    /// PINGed within the last interval (activity makes PINGs unnecessary), except that until
+    /// a round trip has been seen (CONNECT or PONG) it always PINGs. A client that left
+    /// `ping_max` PINGs unanswered is closed as stale.
     fn check_ping(&mut self) -> Result<(), Closing> {
         let now = Instant::now();
-        if now < self.next_ping_check {
+        if self.active {
+            self.active = false;
+            self.last_activity = now;
+        }
+        // (A read timeout never fires early, but allow for clock granularity.)
+        if now + std::time::Duration::from_millis(5) < self.next_ping_check {
             return Ok(());
         }
-        self.next_ping_check = now + self.shared.config.ping_interval;
-        if std::mem::take(&mut self.active) | std::mem::take(&mut self.pinged) {
+        let interval = self.shared.config.ping_interval;
+        self.next_ping_check = now + interval;
+        if self.first_ping_pending {
+            // From now on the reader only needs to wake once per interval.
+            self.first_ping_pending = false;
+            let _ = self.stream.set_read_timeout(Some(interval));
+        }
+        let recent = |t: Instant| now.duration_since(t) < interval;
+        if self.rtt_known
+            && (recent(self.last_activity) || self.last_remote_ping.is_some_and(recent))
+        {
             return Ok(()); // recent activity: no PING needed
         }
         if self.pings_out + 1 > self.shared.config.effective_ping_max() {
@@ -670,6 +716,15 @@ impl Connection {
             ClientOp::Err(e) => log::trace!("{p} - <<- [-ERR {}]", s(e)),
         }
     }
+}
+
+/// When the first ping check comes: `min(ping_interval, 2 s)` plus up to 20% of it, as
+/// nats-server's `setFirstPingTimer` (the jitter spreads the PINGs of clients that connected
+/// together).
+fn first_ping_delay(interval: std::time::Duration) -> std::time::Duration {
+    let d = interval.min(std::time::Duration::from_secs(2));
+    let jitter = d.as_nanos() as u64 / 5;
+    d + std::time::Duration::from_nanos(fastrand::u64(0..=jitter))
 }
 
 /// Hides passwords and tokens in a traced CONNECT, as nats-server does.

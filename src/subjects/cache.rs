@@ -43,6 +43,13 @@ impl<S: Subscriber> MatchCache<S> {
         CacheLookup { cache: self }
     }
 
+    /// Drops the cached results if the table changed since they were computed. The reader
+    /// calls this whenever it wakes up, so that even an idle publisher does not keep closed
+    /// subscriptions (and their connections) alive for long.
+    pub fn refresh(&mut self, sublist: &Sublist<S>) {
+        let _ = self.get(sublist);
+    }
+
     /// Number of cached subjects.
     pub fn len(&self) -> usize {
         self.map.len()
