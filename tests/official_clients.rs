@@ -1,0 +1,133 @@
+//! The official NATS clients for Python (nats.py), Go (nats.go) and JavaScript (nats.js)
+//! against the real beaver binary: each runs the same smoke script (`tests/official/`):
+//! pub/sub with a wildcard and headers, a queue group, request/reply, no responders.
+//! (The Rust client, async-nats, has its own, deeper tests in `tests/clients.rs`.)
+//!
+//! Each test needs its language's toolchain and client library; without them it prints
+//! SKIPPED and passes, unless `BEAVER_REQUIRE_OFFICIAL_CLIENTS=1` (set by `.ci/run`, which
+//! installs them), where a missing client fails the test.
+
+mod common;
+
+use common::ServerProcess;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/official");
+
+/// Skips (or fails under CI) when a client is not available.
+fn unavailable(what: &str) {
+    if std::env::var("BEAVER_REQUIRE_OFFICIAL_CLIENTS").as_deref() == Ok("1") {
+        panic!("{what} is required (BEAVER_REQUIRE_OFFICIAL_CLIENTS=1) but not available");
+    }
+    eprintln!("SKIPPED: {what} is not available");
+}
+
+/// Whether `cmd args` runs and exits 0.
+fn works(cmd: &str, args: &[&str], dir: Option<&Path>) -> bool {
+    let mut c = Command::new(cmd);
+    c.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+    if let Some(d) = dir {
+        c.current_dir(d);
+    }
+    c.status().is_ok_and(|s| s.success())
+}
+
+/// Runs a smoke script to completion (at most two minutes: `go run` compiles first) and
+/// asserts it printed OK.
+fn run_smoke(mut cmd: Command, what: &str) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not finish in two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("OK"),
+        "{what} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A scratch directory under the build directory (rebuilt on demand, never committed).
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("official-clients")
+        .join(name);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn nats_py() {
+    // `BEAVER_PYTHON` names an interpreter with nats-py (e.g. a venv's); default `python3`.
+    let python = std::env::var("BEAVER_PYTHON").unwrap_or_else(|_| "python3".into());
+    if !works(&python, &["-c", "import nats"], None) {
+        return unavailable("python3 with nats-py (pip install nats-py)");
+    }
+    let server = ServerProcess::beaver(&[]);
+    let mut cmd = Command::new(&python);
+    cmd.arg(format!("{OFFICIAL}/smoke.py")).arg(server.url());
+    run_smoke(cmd, "nats.py smoke test");
+}
+
+#[test]
+fn nats_go() {
+    // Debian's golang-go and golang-github-nats-io-go-nats-dev: the library is in the
+    // classic GOPATH, so the script builds in GOPATH mode without downloading anything.
+    let gopath = std::env::var("BEAVER_GOPATH").unwrap_or_else(|_| "/usr/share/gocode".into());
+    if !works("go", &["version"], None)
+        || !Path::new(&gopath)
+            .join("src/github.com/nats-io/nats.go")
+            .exists()
+    {
+        return unavailable(
+            "go with nats.go (apt-get install golang-go golang-github-nats-io-go-nats-dev)",
+        );
+    }
+    let server = ServerProcess::beaver(&[]);
+    let mut cmd = Command::new("go");
+    cmd.args(["run", &format!("{OFFICIAL}/smoke.go"), &server.url()])
+        .env("GO111MODULE", "off")
+        .env("GOPATH", &gopath)
+        .env("GOCACHE", scratch("gocache"))
+        .env("GOFLAGS", "");
+    run_smoke(cmd, "nats.go smoke test");
+}
+
+#[test]
+fn nats_js() {
+    if !works("node", &["--version"], None) {
+        return unavailable("node");
+    }
+    let dir = scratch("js");
+    if !dir.join("node_modules/nats").exists() {
+        std::fs::write(dir.join("package.json"), "{\"private\": true}\n").expect("package.json");
+        if !works(
+            "npm",
+            &["install", "--no-audit", "--no-fund", "--silent", "nats@2"],
+            Some(&dir),
+        ) {
+            return unavailable("npm install nats@2");
+        }
+    }
+    std::fs::copy(format!("{OFFICIAL}/smoke.mjs"), dir.join("smoke.mjs")).expect("copy smoke.mjs");
+    let server = ServerProcess::beaver(&[]);
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&dir)
+        .arg("smoke.mjs")
+        .arg(format!("127.0.0.1:{}", server.port));
+    run_smoke(cmd, "nats.js smoke test");
+}
