@@ -41,6 +41,7 @@ fn parse_all(buf: &[u8]) -> usize {
                 ops += 1;
             }
             Some(_) => ops += 1,
+            None if step.pub_line.is_some() => {}
             None => break,
         }
     }

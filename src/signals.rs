@@ -1,38 +1,42 @@
 //! Waiting for the signal to stop: SIGINT or SIGTERM on Unix (`signal-hook`), Ctrl-C or
 //! console close on Windows (`ctrlc`).
 
-/// Blocks until the process is asked to stop.
-#[cfg(unix)]
-pub fn wait_for_shutdown() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::iterator::Signals;
-    match Signals::new([SIGINT, SIGTERM]) {
-        Ok(mut signals) => {
-            if let Some(sig) = signals.forever().next() {
-                log::debug!("Trapped signal {sig}");
-            }
-        }
-        Err(e) => {
-            log::error!("Cannot install signal handlers: {e}; stop with SIGKILL");
-            loop {
-                std::thread::park();
-            }
-        }
-    }
-}
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the main thread looks at the stop flag.
+const POLL: Duration = Duration::from_millis(100);
 
 /// Blocks until the process is asked to stop.
-#[cfg(windows)]
+///
+/// The handler only sets a flag (the one thing a signal handler may safely do) and the main
+/// thread polls it. Polling ten times a second costs nothing and cannot fail the way a
+/// blocking wait on a signal pipe can (for instance when a debugger interrupts it).
 pub fn wait_for_shutdown() {
-    let (tx, rx) = std::sync::mpsc::channel();
-    if let Err(e) = ctrlc::set_handler(move || {
-        let _ = tx.send(());
-    }) {
-        log::error!("Cannot install the Ctrl-C handler: {e}");
-        loop {
-            std::thread::park();
-        }
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Err(e) = install(&stop) {
+        log::error!("Cannot install signal handlers: {e}; stop the server by killing it");
     }
-    let _ = rx.recv();
-    log::debug!("Trapped Ctrl-C");
+    // SeqCst pairs with the handler's store; a missed wake-up costs one poll period.
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(POLL);
+    }
+    log::debug!("Trapped a stop signal");
+}
+
+#[cfg(unix)]
+fn install(stop: &Arc<AtomicBool>) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn install(stop: &Arc<AtomicBool>) -> std::io::Result<()> {
+    let stop = stop.clone();
+    ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
+        .map_err(|e| std::io::Error::other(e.to_string()))
 }

@@ -263,6 +263,16 @@ fn protocol_scripts() -> Vec<Script> {
                 s(0, &[vec![b'y'; 5000], b" 2\r\nhi\r\n".to_vec()].concat()),
             ],
         ),
+        // The first byte after the blanks belongs to the arguments, even an LF.
+        one("LF first in SUB arguments", b"SUB \nfoo 1\r\nPUB foo 1\r\nx\r\n"),
+        one("LF first in CONNECT arguments", b"CONNECT \n{\"verbose\":false}\r\nSUB a 1\r\n"),
+        one("CONNECT then LF", b"CONNECT\n{\"verbose\":false}\r\nSUB a 1\r\n"),
+        // Pedantic errors come with the control line, before the payload.
+        script(
+            "pedantic error before a late payload",
+            vec![s(0, b"PUB foo.* 2\r\n"), s(0, b"hi\r\n")],
+        ),
+        one("pedantic error then bad payload end", b"PUB foo.* 1\r\nxy"),
         // Split reads: one byte per write.
         script(
             "one byte per write",
@@ -367,6 +377,18 @@ fn routing_scripts() -> Vec<Script> {
             ],
         ),
     ];
+    v.push(script(
+        "order of several matching subscriptions on different subjects",
+        vec![
+            s(0, &[plain.as_slice(), b"SUB *.*.c 1\r\nSUB a.> 2\r\nSUB *.b.* 3\r\nSUB a.b.c 4\r\nSUB a.*.c 5\r\nSUB > 6\r\nSUB *.> 7\r\nSUB a.b.> 8\r\n"].concat()),
+            s(1, &[plain.as_slice(), b"PUB a.b.c 1\r\nx\r\n"].concat()),
+            s(0, b""),
+        ],
+    ));
+    v.push(one(
+        "no responders picks the sid nats-server picks",
+        b"CONNECT {\"headers\":true,\"no_responders\":true,\"verbose\":false}\r\nSUB r.* 1\r\nSUB r.x 2\r\nPUB nobody r.x 0\r\n\r\n",
+    ));
     let mut multi = script(
         "several subscriptions of one connection match",
         vec![

@@ -26,7 +26,7 @@ pub use subscription::{Claim, Subscription};
 use crate::outbound::{Batch, BatchPool, Outbound};
 use crate::writer::WriteState;
 use crossbeam_channel::Sender;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -70,6 +70,8 @@ pub enum CloseReason {
     ServerShutdown,
     /// `no_responders` without `headers`.
     NoRespondersRequiresHeaders,
+    /// A bug in beaver ended the connection's reader thread (not a nats-server reason).
+    ServerError,
 }
 
 impl CloseReason {
@@ -92,12 +94,13 @@ impl CloseReason {
             CloseReason::MaxControlLineExceeded => "Maximum Control Line Exceeded",
             CloseReason::ServerShutdown => "Server Shutdown",
             CloseReason::NoRespondersRequiresHeaders => "No Responders Requires Headers",
+            CloseReason::ServerError => "Server Error",
         }
     }
 
     fn from_u8(v: u8) -> Option<Self> {
         use CloseReason::*;
-        const ALL: [CloseReason; 16] = [
+        const ALL: [CloseReason; 17] = [
             ClientClosed,
             AuthenticationTimeout,
             AuthenticationViolation,
@@ -114,6 +117,7 @@ impl CloseReason {
             MaxControlLineExceeded,
             ServerShutdown,
             NoRespondersRequiresHeaders,
+            ServerError,
         ];
         ALL.into_iter().find(|r| *r as u8 == v)
     }
@@ -174,8 +178,12 @@ pub struct Client {
     /// When the connection was accepted.
     pub start: SystemTime,
     /// The writers' handle on the socket (a clone of the reader's). Also used to shut the
-    /// socket down, which is how any thread wakes the blocked reader.
-    pub(crate) stream: TcpStream,
+    /// socket down, which is how any thread wakes the blocked reader. Dropped (set to
+    /// `None`) once the socket is shut, so a `Client` that lingers in some thread's match
+    /// cache does not keep a file descriptor open. Read-locked by the writer holding the
+    /// token for each write, write-locked once, to drop it; readers of the lock never wait
+    /// for each other.
+    pub(crate) stream: RwLock<Option<TcpStream>>,
     /// Bytes waiting to be written.
     pub(crate) outbound: Outbound,
     /// Writer-owned state (partly written batches, stall timers). Locked only by the writer
@@ -194,9 +202,9 @@ pub struct Client {
     /// Subscriptions by sid. Locked by the owner on SUB/UNSUB/close, by a publisher's reader
     /// when an auto-unsubscribe limit is reached, and by monitoring; never per message.
     pub(crate) subs: Mutex<FxHashMap<Box<[u8]>, Arc<Subscription>>>,
-    /// Client name from `CONNECT`, for logs (set by the reader, read by other threads when
-    /// they log about this client).
-    name: Mutex<String>,
+    /// Name, lang and version from `CONNECT`, for logs and monitoring (set by the reader,
+    /// read by other threads when they log about this client).
+    identity: Mutex<Identity>,
     /// Counters.
     pub stats: ClientStats,
     /// `max_pending` in bytes: a batch that would push the queue past it closes the client
@@ -219,7 +227,7 @@ impl Client {
             cid,
             addr,
             start: SystemTime::now(),
-            stream,
+            stream: RwLock::new(Some(stream)),
             outbound: Outbound::new(),
             write: Mutex::new(WriteState::default()),
             doorbell,
@@ -227,7 +235,7 @@ impl Client {
             shut: AtomicBool::new(false),
             headers: AtomicBool::new(false),
             subs: Mutex::new(FxHashMap::default()),
-            name: Mutex::new(String::new()),
+            identity: Mutex::new(Identity::default()),
             stats: ClientStats::default(),
             max_pending,
         }
@@ -247,13 +255,18 @@ impl Client {
 
     /// The client's name from `CONNECT` (empty if none).
     pub fn name(&self) -> String {
-        self.name.lock().clone()
+        self.identity.lock().name.clone()
     }
 
-    pub(crate) fn set_name(&self, name: &str) {
-        let mut n = self.name.lock();
-        if *n != name {
-            *n = name.to_owned();
+    /// Records the client's name, library language and version (from `CONNECT`).
+    pub(crate) fn set_identity(&self, name: &str, lang: &str, version: &str) {
+        let mut id = self.identity.lock();
+        if id.name != name || id.lang != lang || id.version != version {
+            *id = Identity {
+                name: name.to_owned(),
+                lang: lang.to_owned(),
+                version: version.to_owned(),
+            };
         }
     }
 
@@ -359,9 +372,15 @@ impl Client {
     /// Shuts the socket down (idempotent). The reader's blocking read then returns.
     pub(crate) fn shut_socket(&self) {
         if !self.shut.swap(true, Ordering::AcqRel) {
-            // Errors mean the socket is already gone, which is what we want.
-            let _ = self.stream.shutdown(Shutdown::Both);
+            if let Some(stream) = self.stream.read().as_ref() {
+                // Errors mean the socket is already gone, which is what we want.
+                let _ = stream.shutdown(Shutdown::Both);
+            }
             self.outbound.wake_stalled();
+            // Close our descriptor (the reader closes its own when it exits). Waits for a
+            // writer that is in the middle of a write to this socket, which the shutdown
+            // above has just made fail.
+            self.stream.write().take();
         }
     }
 
@@ -379,9 +398,37 @@ impl Client {
     }
 
     /// A short description for logs: `IP:PORT - cid:N`, nats-server's prefix.
+    ///
+    /// Once `CONNECT` gave a version, lang or name, nats-server appends them quoted, as
+    /// `- "v1.30.0:go:my-service"`; so does beaver.
     pub fn log_prefix(&self) -> String {
-        format!("{} - cid:{}", self.addr, self.cid)
+        let id = self.identity.lock();
+        let mut ncs = String::new();
+        if !id.version.is_empty() {
+            ncs = format!("v{}", id.version);
+        }
+        for part in [&id.lang, &id.name] {
+            if !part.is_empty() {
+                if !ncs.is_empty() {
+                    ncs.push(':');
+                }
+                ncs.push_str(part);
+            }
+        }
+        if ncs.is_empty() {
+            format!("{} - cid:{}", self.addr, self.cid)
+        } else {
+            format!("{} - cid:{} - {:?}", self.addr, self.cid, ncs)
+        }
     }
+}
+
+/// What a client said about itself in `CONNECT`.
+#[derive(Debug, Default, Clone)]
+struct Identity {
+    name: String,
+    lang: String,
+    version: String,
 }
 
 /// What [`Client::enqueue`] did with a batch.

@@ -28,7 +28,9 @@ use super::{Client, CloseReason, Outbox, Subscription};
 use crate::client::Claim;
 use crate::client::StallPolicy;
 use crate::outbound::SHARE_MIN;
-use crate::protocol::{self, err, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, Publish};
+use crate::protocol::{
+    self, err, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
+};
 use crate::server::Shared;
 use crate::subjects::{is_valid_literal_subject, MatchCache, SublistError};
 use bytes::{Bytes, BytesMut};
@@ -146,6 +148,8 @@ struct Connection {
     pings_out: u32,
     /// When the ping timer next fires.
     next_ping_check: Instant,
+    /// Clean-up done (see `finish` and the `Drop` impl).
+    finished: bool,
     /// Whether the read timeout is still the short first-ping one.
     first_ping_pending: bool,
     stall: StallPolicy,
@@ -175,6 +179,7 @@ impl Connection {
             pings_out: 0,
             next_ping_check: Instant::now() + first_ping,
             first_ping_pending: true,
+            finished: false,
             stall: shared.stall,
             trace: config.trace,
             stream,
@@ -310,7 +315,16 @@ impl Connection {
             };
             let start = pos;
             pos += step.consumed;
-            let Some(op) = step.op else { break Ok(()) };
+            let line = step.pub_line.is_some();
+            if let Some(line) = step.pub_line {
+                self.on_pub_line(&line);
+            }
+            let Some(op) = step.op else {
+                if line {
+                    continue; // see `Step::pub_line`
+                }
+                break Ok(());
+            };
             if let Err(c) = self.handle(op, &chunk, start) {
                 break Err(c);
             }
@@ -416,7 +430,8 @@ impl Connection {
         self.rtt_known = true;
         self.parser.set_headers(self.opts.headers);
         self.client.set_headers(self.opts.headers);
-        self.client.set_name(&self.opts.name);
+        self.client
+            .set_identity(&self.opts.name, &self.opts.lang, &self.opts.version);
         if self.opts.no_responders && !self.opts.headers {
             return Err(Closing::new(
                 CloseReason::NoRespondersRequiresHeaders,
@@ -483,14 +498,27 @@ impl Connection {
         }
     }
 
+    /// A `PUB`/`HPUB` control line, as soon as it is parsed (its payload may still be on
+    /// its way): traced, and checked in pedantic mode, when nats-server does both.
+    fn on_pub_line(&mut self, line: &PubLine<'_>) {
+        if self.trace {
+            let op = if line.headers { "HPUB" } else { "PUB" };
+            log::trace!(
+                "{} - <<- [{op} {}]",
+                self.client.log_prefix(),
+                String::from_utf8_lossy(line.args)
+            );
+        }
+        if self.opts.pedantic && !is_valid_literal_subject(line.subject) {
+            // nats-server complains but still delivers.
+            self.send_traced(err::INVALID_PUBLISH_SUBJECT, "-ERR");
+        }
+    }
+
     fn on_pub(&mut self, p: &Publish<'_>, chunk: &Bytes, start: usize) -> Result<(), Closing> {
         self.active = true;
         self.in_msgs += 1;
         self.in_bytes += p.payload.len() as u64;
-        if self.opts.pedantic && !is_valid_literal_subject(p.subject) {
-            // nats-server complains but still delivers.
-            self.send_traced(err::INVALID_PUBLISH_SUBJECT, "-ERR");
-        }
         if self.opts.verbose {
             self.send_traced(protocol::OK, "OK");
         }
@@ -632,7 +660,8 @@ impl Connection {
             return Ok(());
         }
         let interval = self.shared.config.ping_interval;
-        self.next_ping_check = now + interval;
+        // `interval` is at most a year (config::MAX_DURATION); saturate anyway.
+        self.next_ping_check = now.checked_add(interval).unwrap_or(now);
         if self.first_ping_pending {
             // From now on the reader only needs to wake once per interval.
             self.first_ping_pending = false;
@@ -669,15 +698,21 @@ impl Connection {
 
     /// Ends the connection: flush the last output, close gracefully (the writer writes what
     /// is queued, then shuts the socket), remove the subscriptions, unregister.
-    fn finish(mut self, reason: CloseReason) {
+    fn finish(&mut self, reason: CloseReason) {
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
         self.publish_counters();
         self.flush();
         self.client.close(reason);
-        let subs = std::mem::take(&mut *self.client.subs.lock());
-        for sub in subs.into_values() {
+        let subs: Vec<Arc<Subscription>> = std::mem::take(&mut *self.client.subs.lock())
+            .into_values()
+            .collect();
+        for sub in &subs {
             sub.close();
-            self.shared.sublist.remove(&sub);
         }
+        // One generation bump for all of them (see `Sublist::remove_many`).
+        self.shared.sublist.remove_many(subs.iter());
         self.shared.clients.remove(&self.client.cid);
         let reason = self.client.close_reason().unwrap_or(reason);
         log::debug!(
@@ -693,8 +728,7 @@ impl Connection {
         match op {
             ClientOp::Connect(j) => log::trace!("{p} - <<- [CONNECT {}]", redact(&s(j))),
             ClientOp::Pub(pb) => {
-                let op = if pb.headers.is_some() { "HPUB" } else { "PUB" };
-                log::trace!("{p} - <<- [{op} {}]", s(pb.args));
+                // The control line was traced when it was parsed (`on_pub_line`).
                 log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(pb.payload));
             }
             ClientOp::Sub {
@@ -727,6 +761,22 @@ fn first_ping_delay(interval: std::time::Duration) -> std::time::Duration {
     d + std::time::Duration::from_nanos(fastrand::u64(0..=jitter))
 }
 
+/// If the reader thread panics (a bug), unwinding still cleans up: the client is closed and
+/// unregistered and its subscriptions removed, so a bug in one connection does not leave
+/// a ghost client that keeps receiving messages.
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if !self.finished {
+            log::error!(
+                "{} - reader thread failed; closing the connection",
+                self.client.log_prefix()
+            );
+            self.client.abort(CloseReason::ServerError);
+            self.finish(CloseReason::ServerError);
+        }
+    }
+}
+
 /// Hides passwords and tokens in a traced CONNECT, as nats-server does.
 fn redact(connect: &str) -> String {
     let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(connect)
@@ -739,6 +789,21 @@ fn redact(connect: &str) -> String {
         }
     }
     serde_json::Value::Object(map).to_string()
+}
+
+/// The payload at `at..at + len` of the frozen read buffer `chunk`, as a `Bytes` that every
+/// subscriber can share.
+///
+/// Slicing `chunk` costs nothing, but keeps the whole read buffer alive for as long as any
+/// subscriber holds the payload, while `max_pending` only counts the payload. So the buffer
+/// is sliced only when the payload is at least half of it (what is pinned is then at most
+/// twice what is counted); otherwise the payload gets its own allocation, exactly its size.
+fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
+    if len * 2 >= chunk.len() {
+        chunk.slice(at..at + len)
+    } else {
+        Bytes::copy_from_slice(&chunk[at..at + len])
+    }
 }
 
 /// Removes a subscription from its client and the table (idempotent; any thread).
@@ -831,11 +896,11 @@ impl Deliverer<'_> {
                 size_token,
             },
         );
+        let line_end = batch.buf_mut().len();
         if payload.len() >= SHARE_MIN {
-            let whole = msg.shared.get_or_insert_with(|| {
-                msg.chunk
-                    .slice(msg.payload_at..msg.payload_at + p.payload.len())
-            });
+            let whole = msg
+                .shared
+                .get_or_insert_with(|| share(msg.chunk, msg.payload_at, p.payload.len()));
             batch.push_shared(whole.slice(skip..));
         } else {
             batch.push(payload);
@@ -844,13 +909,12 @@ impl Deliverer<'_> {
         batch.count_msg(payload.len());
         let added = batch.buf_mut().len() - before;
         if self.trace {
+            // The MSG/HMSG line just written, without its CR LF.
+            let line = &batch.buf_mut()[before..line_end - 2];
             log::trace!(
-                "{} - ->> [{}MSG {} {} {}]",
+                "{} - ->> [{}]",
                 sub.client.log_prefix(),
-                if header_token.is_some() { "H" } else { "" },
-                String::from_utf8_lossy(p.subject),
-                String::from_utf8_lossy(&sub.sid),
-                String::from_utf8_lossy(size_token)
+                String::from_utf8_lossy(line)
             );
         }
         self.outbox.add_staged(added);

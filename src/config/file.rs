@@ -148,6 +148,9 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
             let v = $v;
             let span = v.span();
             match v.into_inner().0 {
+                Ok(d) if d > super::MAX_DURATION => {
+                    return Err(err($key, span, "must be at most 365 days".into()))
+                }
                 Ok(d) => (d, span),
                 Err(m) => return Err(err($key, span, m)),
             }

@@ -14,6 +14,10 @@ pub use cli::Cli;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Longest duration accepted for `ping_interval` and `write_deadline` (timers must stay
+/// representable when added to the clock).
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Largest `max_payload` accepted (nats-server's `MAX_PAYLOAD_MAX_SIZE`, 64 MiB).
 pub const MAX_PAYLOAD_LIMIT: usize = 64 * 1024 * 1024;
 
@@ -238,6 +242,11 @@ mod tests {
         let e = Config::from_toml("max_payload = 100\nmax_pending = 10\n").unwrap_err();
         assert!(
             e.message.contains("cannot be higher than max_pending"),
+            "{e}"
+        );
+        let e = Config::from_toml("ping_interval = 1e19\n").unwrap_err();
+        assert!(
+            e.message.contains("ping_interval") && e.message.contains("365"),
             "{e}"
         );
         let e = Config::from_toml("max_payload = 0\n").unwrap_err();

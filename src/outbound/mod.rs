@@ -44,9 +44,10 @@ pub struct Outbound {
     scheduled: CachePadded<AtomicBool>,
     /// Bytes written (or discarded) so far: how stalled producers see progress.
     written_total: AtomicU64,
-    /// Set when a producer stopped waiting because nothing was written for a whole
-    /// progress window; producers then stop stalling on this client until it makes progress
-    /// again (a wedged client must not throttle its publishers; it becomes a slow consumer).
+    /// Set when the client takes nothing: by its writer, when a write made no progress, or
+    /// by a producer that waited a whole progress window for nothing. Producers do not
+    /// stall on a stuck client (a wedged client must not throttle its publishers; it becomes
+    /// a slow consumer instead). Cleared by the next progress.
     stuck: AtomicBool,
     stall: Stall,
 }
@@ -96,7 +97,10 @@ impl Outbound {
     /// Writer side: `n` bytes were written (or discarded).
     #[inline]
     pub fn written(&self, n: usize) {
-        self.pending.fetch_sub(n, Ordering::Relaxed);
+        // SeqCst: this decrement and the `waiters` load in `maybe_release` are the writer's
+        // half of the stall handshake (see `Stall::wait`). Once per write call, not per
+        // message; on x86 any atomic read-modify-write is a full barrier anyway.
+        self.pending.fetch_sub(n, Ordering::SeqCst);
         // Relaxed: progress is a heuristic for stalled producers, who re-check `pending`
         // under the stall lock anyway.
         self.written_total.fetch_add(n as u64, Ordering::Relaxed);
@@ -133,12 +137,20 @@ impl Outbound {
             policy.threshold,
             policy.progress_window,
             deadline,
-            give_up,
+            || give_up() || self.stuck.load(Ordering::Relaxed),
         );
         if stuck {
             self.stuck.store(true, Ordering::Relaxed);
         }
         start.elapsed()
+    }
+
+    /// Writer side: a write to this client made no progress (see `stuck`).
+    pub fn mark_stuck(&self) {
+        if !self.stuck.swap(true, Ordering::Relaxed) {
+            // Producers waiting on it now would wait for nothing.
+            self.stall.release_all();
+        }
     }
 
     /// Wakes every stalled producer (used when the client closes).
@@ -160,7 +172,8 @@ impl Outbound {
 #[derive(Default)]
 struct Stall {
     waiters: AtomicUsize,
-    /// The level under which waiters are released (the smallest threshold asked for).
+    /// The level under which waiters are released: the threshold the last waiter asked for
+    /// (all producers use the server's one stall policy).
     release_below: AtomicUsize,
     lock: Mutex<()>,
     cv: Condvar,
@@ -178,10 +191,11 @@ impl Stall {
         deadline: Instant,
         give_up: impl Fn() -> bool,
     ) -> bool {
-        // SeqCst on `waiters` and on the `pending` loads below (with the writer's SeqCst
-        // `waiters` load after its subtraction): the classic store-then-load handshake. Either
-        // the writer sees us waiting and notifies, or we see its new `pending` and skip the
-        // wait.
+        // The store-then-load (Dekker) handshake, all SeqCst: we increment `waiters` then load
+        // `pending`; the writer decrements `pending` (`Outbound::written`) then loads
+        // `waiters`. In a single total order of these four operations, either the writer's
+        // load sees us waiting (and it notifies, under the lock, so after we are waiting), or
+        // our load sees its decrement (and we do not wait).
         self.release_below.store(threshold, Ordering::SeqCst);
         self.waiters.fetch_add(1, Ordering::SeqCst);
         let mut stuck = false;

@@ -12,7 +12,7 @@ mod parser;
 pub use connect::{ConnectError, ConnectOptions};
 pub use info::{generate_server_id, ServerInfo, NATS_VERSION};
 pub use msg::{write_msg_line, MsgLine};
-pub use parser::{parse_size, ClientOp, ParseError, Parser, Publish, Step};
+pub use parser::{parse_size, ClientOp, ParseError, Parser, PubLine, Publish, Step};
 
 /// `+OK`, sent after each operation when the client is verbose (not after `PING`/`PONG`).
 pub const OK: &[u8] = b"+OK\r\n";

@@ -112,6 +112,23 @@ pub struct Step<'a> {
     pub consumed: usize,
     /// The completed operation; `None` means "need more bytes".
     pub op: Option<ClientOp<'a>>,
+    /// Set on the step that parsed a `PUB`/`HPUB` control line, whether or not its payload
+    /// is complete yet: nats-server acts on the control line at once (pedantic subject
+    /// check, trace), before the payload arrives. A step with a `pub_line` and no `op` does
+    /// not necessarily mean "need more bytes": call again (the next call returns the
+    /// payload's outcome, or asks for more).
+    pub pub_line: Option<PubLine<'a>>,
+}
+
+/// A parsed `PUB`/`HPUB` control line (see [`Step::pub_line`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PubLine<'a> {
+    /// `true` for `HPUB`.
+    pub headers: bool,
+    /// The control line's arguments.
+    pub args: &'a [u8],
+    /// The subject.
+    pub subject: &'a [u8],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,25 +252,16 @@ impl Parser {
             State::SkipLine(kind) => Ok(match memchr(b'\n', buf) {
                 Some(lf) => {
                     self.state = State::Start;
-                    Step {
-                        consumed: lf + 1,
-                        op: Some(simple_op(kind)),
-                    }
+                    Step::op(lf + 1, simple_op(kind))
                 }
-                None => Step {
-                    consumed: buf.len(),
-                    op: None,
-                },
+                None => Step::skip(buf.len()),
             }),
             State::Payload(pending) => self.finish_payload(buf, pending),
         }
     }
 
     fn parse_start<'a>(&mut self, buf: &'a [u8]) -> Result<Step<'a>, ParseError> {
-        let need_more = Ok(Step {
-            consumed: 0,
-            op: None,
-        });
+        let need_more = Ok(Step::skip(0));
         let Some(kind) = identify(buf)? else {
             return need_more;
         };
@@ -261,18 +269,12 @@ impl Parser {
         match kind {
             Kind::Ping | Kind::Pong | Kind::PlusOk => {
                 return Ok(match memchr(b'\n', &buf[name_len..]) {
-                    Some(i) => Step {
-                        consumed: name_len + i + 1,
-                        op: Some(simple_op(kind)),
-                    },
+                    Some(i) => Step::op(name_len + i + 1, simple_op(kind)),
                     None => {
                         // nats-server ignores every byte up to the LF: drop them now rather
                         // than let junk accumulate in the buffer.
                         self.state = State::SkipLine(kind);
-                        Step {
-                            consumed: buf.len(),
-                            op: None,
-                        }
+                        Step::skip(buf.len())
                     }
                 });
             }
@@ -291,7 +293,13 @@ impl Parser {
                 .iter()
                 .take_while(|&&b| b == b' ' || b == b'\t')
                 .count();
-        let Some(lf) = memchr(b'\n', &buf[arg_start..]).map(|i| arg_start + i) else {
+        // The first byte after the blanks always belongs to the arguments in nats-server's
+        // state machine, even an LF: the line ends at the next LF after it.
+        let first_lf = match buf.get(arg_start) {
+            Some(_) => memchr(b'\n', &buf[arg_start + 1..]).map(|i| arg_start + 1 + i),
+            None => None,
+        };
+        let Some(lf) = first_lf else {
             // Incomplete line. nats-server checks the length of a partial argument as it goes
             // (with the same CR rule as below). It would skip blanks before the arguments
             // forever; bounding them by the same limit keeps our buffer bounded too.
@@ -354,14 +362,32 @@ impl Parser {
             }
             Kind::Pub | Kind::HPub => {
                 let pending = self.parse_pub_args(kind, buf, arg_start, arg_end, line_len)?;
-                return self.finish_payload(buf, pending);
+                let line = PubLine {
+                    headers: kind == Kind::HPub,
+                    args: pending.args.of(buf),
+                    subject: pending.subject.of(buf),
+                };
+                return Ok(match self.finish_payload(buf, pending) {
+                    Ok(mut step) => {
+                        step.pub_line = Some(line);
+                        step
+                    }
+                    // A bad payload end: report the control line first (the caller acts on
+                    // it, as nats-server does before it sees the payload), and the error on
+                    // the next call.
+                    Err(_) => {
+                        self.state = State::Payload(pending);
+                        Step {
+                            consumed: 0,
+                            op: None,
+                            pub_line: Some(line),
+                        }
+                    }
+                });
             }
             Kind::Ping | Kind::Pong | Kind::PlusOk => unreachable!("handled above"),
         };
-        Ok(Step {
-            consumed: line_len,
-            op: Some(op),
-        })
+        Ok(Step::op(line_len, op))
     }
 
     fn parse_pub_args(
@@ -447,15 +473,12 @@ impl Parser {
         }
         if buf.len() < end + 2 {
             self.state = State::Payload(p);
-            return Ok(Step {
-                consumed: 0,
-                op: None,
-            });
+            return Ok(Step::skip(0));
         }
         self.state = State::Start;
-        Ok(Step {
-            consumed: end + 2,
-            op: Some(ClientOp::Pub(Publish {
+        Ok(Step::op(
+            end + 2,
+            ClientOp::Pub(Publish {
                 args: p.args.of(buf),
                 subject: p.subject.of(buf),
                 reply: p.reply.map(|r| r.of(buf)),
@@ -467,8 +490,26 @@ impl Parser {
                 size_token: p.size_token.of(buf),
                 payload: &buf[p.payload_start..end],
                 payload_offset: p.payload_start,
-            })),
-        })
+            }),
+        ))
+    }
+}
+
+impl<'a> Step<'a> {
+    fn op(consumed: usize, op: ClientOp<'a>) -> Self {
+        Step {
+            consumed,
+            op: Some(op),
+            pub_line: None,
+        }
+    }
+
+    fn skip(consumed: usize) -> Self {
+        Step {
+            consumed,
+            op: None,
+            pub_line: None,
+        }
     }
 }
 
@@ -584,6 +625,7 @@ mod tests {
                 pos += step.consumed;
                 match step.op {
                     Some(op) => out.push(describe(&op)),
+                    None if step.pub_line.is_some() => {}
                     None => break,
                 }
             }
@@ -674,6 +716,9 @@ mod tests {
         (b"INFO {}\r\n", &["INFO {}"]),
         (b"-ERR 'x'\r\n", &["-ERR 'x'"]),
         (b"+OK\r\n", &["+OK"]),
+        // The first byte after the blanks is part of the arguments, even an LF.
+        (b"SUB \nfoo 1\r\n", &["SUB foo None 1"]),
+        (b"CONNECT\n{}\r\n", &["CONNECT \n{}"]),
     ];
 
     #[test]

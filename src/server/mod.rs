@@ -216,11 +216,28 @@ impl Drop for Server {
     }
 }
 
+/// Backlog of the listening socket: connections the kernel queues before `accept()`.
+/// std's `TcpListener::bind` uses 128, which makes a reconnect storm wait for SYN
+/// retransmits; nats-server (Go) gets the system maximum. The kernel caps this at its own
+/// `somaxconn`.
+pub const LISTEN_BACKLOG: i32 = 4096;
+
 /// Binds a listener on `host:port` (first address that works).
 fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
     let mut last = None;
     for addr in (host, port).to_socket_addrs()? {
-        match TcpListener::bind(addr) {
+        let attempt = (|| {
+            let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+            // As std does on Unix: a restarted server can bind while old connections linger
+            // in TIME_WAIT. (On Windows the option means something else; std leaves it off.)
+            #[cfg(unix)]
+            socket.set_reuse_address(true)?;
+            socket.bind(&addr.into())?;
+            socket.listen(LISTEN_BACKLOG)?;
+            Ok::<TcpListener, io::Error>(socket.into())
+        })();
+        match attempt {
             Ok(l) => return Ok(l),
             Err(e) => last = Some(e),
         }

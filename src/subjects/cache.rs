@@ -1,14 +1,17 @@
-//! A reader thread's private cache of match results.
+//! A reader thread's private cache of match results (nats-server's per-client "L1" cache).
 //!
 //! Publishers usually publish to a handful of subjects over and over, so each reader thread
-//! keeps the last results it computed, keyed by subject. The cache is owned by one thread (no
-//! lock, no shared cache lines); the only shared access per message is one atomic load of the
-//! table's generation. When the generation moved (any SUB or UNSUB anywhere), the whole cache
-//! is dropped at once: every entry is stale then, and clearing promptly also releases the
-//! subscriptions (and the connections behind them) that the stale entries kept alive.
+//! keeps the results it used, keyed by subject. The cache is owned by one thread (no lock,
+//! no shared cache lines); the only shared access per message is one atomic load of the
+//! table's generation. The results themselves are `Arc`s from the sublist's shared cache
+//! (the "L2"), so a large result exists once, not once per publisher. When the generation
+//! moved (any SUB or UNSUB anywhere), the whole private cache is dropped at once: every entry
+//! is stale then, and clearing promptly also releases the subscriptions (and the
+//! connections behind them) that the stale entries kept alive.
 
 use super::sublist::{MatchResult, Sublist, Subscriber};
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 /// Entries kept before the cache is cleared (nats-server keeps 512 per client and prunes).
 pub const DEFAULT_CAPACITY: usize = 1024;
@@ -16,7 +19,7 @@ pub const DEFAULT_CAPACITY: usize = 1024;
 /// See the module docs.
 pub struct MatchCache<S> {
     generation: u64,
-    map: FxHashMap<Box<[u8]>, MatchResult<S>>,
+    map: FxHashMap<Box<[u8]>, Arc<MatchResult<S>>>,
     capacity: usize,
 }
 
@@ -67,14 +70,15 @@ pub struct CacheLookup<'a, S> {
 }
 
 impl<'a, S: Subscriber> CacheLookup<'a, S> {
-    /// The result for `subject`: cached, or matched in `sublist` and cached.
+    /// The result for `subject`: cached here, or taken from the sublist's shared cache.
     pub fn matches(self, sublist: &Sublist<S>, subject: &[u8]) -> &'a MatchResult<S> {
         let cache = self.cache;
         if !cache.map.contains_key(subject) {
             if cache.map.len() >= cache.capacity {
                 cache.map.clear();
             }
-            cache.map.insert(subject.into(), sublist.matches(subject));
+            let result = sublist.cached_matches(subject, cache.generation);
+            cache.map.insert(subject.into(), result);
         }
         &cache.map[subject]
     }
@@ -83,7 +87,6 @@ impl<'a, S: Subscriber> CacheLookup<'a, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     struct S(&'static str);
     impl Subscriber for S {

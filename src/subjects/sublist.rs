@@ -16,7 +16,9 @@
 use super::trie::Trie;
 use super::{has_wildcard, is_matchable_publish_subject, is_valid_subscription_subject};
 use dashmap::DashMap;
+use indexmap::IndexMap;
 use parking_lot::RwLock;
+use rustc_hash::FxBuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -77,17 +79,29 @@ impl<S> MatchResult<S> {
     }
 }
 
+/// Identity of a subscription: the address of its allocation (stable while it is shared).
+#[inline]
+fn key<S>(sub: &Arc<S>) -> usize {
+    Arc::as_ptr(sub) as *const () as usize
+}
+
+/// The subscriptions on one subject, by identity, in insertion order.
+type SubSet<S> = IndexMap<usize, Arc<S>, FxBuildHasher>;
+
 /// The subscriptions registered on one subject (one `DashMap` value or one trie node).
+///
+/// Kept in insertion-ordered maps keyed by identity, so that removing one of many thousands
+/// of subscriptions on a subject is O(1) (`swap_remove`), and iteration is a plain slice walk.
 #[derive(Debug)]
 pub(crate) struct Subs<S> {
-    plain: Vec<Arc<S>>,
-    groups: Vec<QueueGroup<S>>,
+    plain: SubSet<S>,
+    groups: Vec<(Box<[u8]>, SubSet<S>)>,
 }
 
 impl<S> Default for Subs<S> {
     fn default() -> Self {
         Subs {
-            plain: Vec::new(),
+            plain: SubSet::default(),
             groups: Vec::new(),
         }
     }
@@ -99,64 +113,57 @@ impl<S> Subs<S> {
     }
 
     pub(crate) fn add(&mut self, queue: Option<&[u8]>, sub: Arc<S>) {
-        match queue {
-            None => self.plain.push(sub),
-            Some(q) => match self.groups.iter_mut().find(|g| &*g.name == q) {
-                Some(g) => g.members.push(sub),
-                None => self.groups.push(QueueGroup {
-                    name: q.into(),
-                    members: vec![sub],
-                }),
+        let set = match queue {
+            None => &mut self.plain,
+            Some(q) => match self.groups.iter().position(|(name, _)| &**name == q) {
+                Some(i) => &mut self.groups[i].1,
+                None => {
+                    self.groups.push((q.into(), SubSet::default()));
+                    &mut self.groups.last_mut().expect("just pushed").1
+                }
             },
-        }
+        };
+        set.insert(key(&sub), sub);
     }
 
     /// Removes `sub` by identity. Order within a subject does not matter (queue members are
     /// picked at random, and nats-server's own order is map order), so `swap_remove` is fine.
     pub(crate) fn remove(&mut self, queue: Option<&[u8]>, sub: &Arc<S>) -> bool {
-        let list = match queue {
-            None => &mut self.plain,
-            Some(q) => match self.groups.iter_mut().position(|g| &*g.name == q) {
-                Some(gi) => {
-                    let members = &mut self.groups[gi].members;
-                    let Some(i) = members.iter().position(|s| Arc::ptr_eq(s, sub)) else {
-                        return false;
-                    };
-                    members.swap_remove(i);
-                    if members.is_empty() {
-                        self.groups.swap_remove(gi);
-                    }
-                    return true;
+        match queue {
+            None => self.plain.swap_remove(&key(sub)).is_some(),
+            Some(q) => {
+                let Some(gi) = self.groups.iter().position(|(name, _)| &**name == q) else {
+                    return false;
+                };
+                let removed = self.groups[gi].1.swap_remove(&key(sub)).is_some();
+                if self.groups[gi].1.is_empty() {
+                    self.groups.remove(gi);
                 }
-                None => return false,
-            },
-        };
-        match list.iter().position(|s| Arc::ptr_eq(s, sub)) {
-            Some(i) => {
-                list.swap_remove(i);
-                true
+                removed
             }
-            None => false,
         }
     }
 
     /// Appends these subscriptions to a match result, merging queue groups by name.
     pub(crate) fn add_to(&self, result: &mut MatchResult<S>) {
-        result.plain.extend(self.plain.iter().cloned());
-        for g in &self.groups {
-            match result.groups.iter_mut().find(|r| r.name == g.name) {
-                Some(r) => r.members.extend(g.members.iter().cloned()),
+        result.plain.extend(self.plain.values().cloned());
+        for (name, members) in &self.groups {
+            match result.groups.iter_mut().find(|r| r.name == *name) {
+                Some(r) => r.members.extend(members.values().cloned()),
                 None => result.groups.push(QueueGroup {
-                    name: g.name.clone(),
-                    members: g.members.clone(),
+                    name: name.clone(),
+                    members: members.values().cloned().collect(),
                 }),
             }
         }
     }
 
     pub(crate) fn for_each(&self, f: &mut impl FnMut(&Arc<S>)) {
-        self.plain.iter().for_each(&mut *f);
-        self.groups.iter().flat_map(|g| &g.members).for_each(f);
+        self.plain.values().for_each(&mut *f);
+        self.groups
+            .iter()
+            .flat_map(|(_, members)| members.values())
+            .for_each(f);
     }
 }
 
@@ -170,7 +177,16 @@ pub struct Sublist<S> {
     count: AtomicUsize,
     /// Bumped after every change; see the module docs.
     generation: AtomicU64,
+    /// Match results shared by all readers, tagged with the generation they were computed
+    /// for (see [`Sublist::cached_matches`]).
+    cache: DashMap<Box<[u8]>, CachedMatch<S>>,
 }
+
+/// A shared cache entry: the generation it was computed for, and the result.
+type CachedMatch<S> = (u64, Arc<MatchResult<S>>);
+
+/// Most subjects kept in the shared match cache.
+pub const SHARED_CACHE_MAX: usize = 64 * 1024;
 
 impl<S> Default for Sublist<S> {
     fn default() -> Self {
@@ -180,6 +196,7 @@ impl<S> Default for Sublist<S> {
             wildcard_count: AtomicUsize::new(0),
             count: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
+            cache: DashMap::new(),
         }
     }
 }
@@ -233,6 +250,28 @@ impl<S: Subscriber> Sublist<S> {
 
     /// Removes a subscription (by identity). Returns whether it was present.
     pub fn remove(&self, sub: &Arc<S>) -> bool {
+        let removed = self.remove_one(sub);
+        if removed {
+            self.bump();
+        }
+        removed
+    }
+
+    /// Removes many subscriptions (a closing connection's) with one generation bump, so
+    /// readers' caches are invalidated once rather than once per subscription. Returns how
+    /// many were present.
+    pub fn remove_many<'a>(&self, subs: impl IntoIterator<Item = &'a Arc<S>>) -> usize
+    where
+        S: 'a,
+    {
+        let removed = subs.into_iter().filter(|s| self.remove_one(s)).count();
+        if removed > 0 {
+            self.bump();
+        }
+        removed
+    }
+
+    fn remove_one(&self, sub: &Arc<S>) -> bool {
         let subject = sub.subject();
         let queue = sub.queue();
         let removed = if has_wildcard(subject) {
@@ -253,12 +292,12 @@ impl<S: Subscriber> Sublist<S> {
         };
         if removed {
             self.count.fetch_sub(1, Ordering::Relaxed);
-            self.bump();
         }
         removed
     }
 
-    /// Every subscription matching the published subject `subject`.
+    /// Every subscription matching the published subject `subject`, in nats-server's order
+    /// (see [`Trie::collect`]).
     ///
     /// A subject that is empty or has an empty token matches nothing, as in nats-server.
     pub fn matches(&self, subject: &[u8]) -> MatchResult<S> {
@@ -266,15 +305,43 @@ impl<S: Subscriber> Sublist<S> {
         if !is_matchable_publish_subject(subject) {
             return result;
         }
+        let mut literal = |r: &mut MatchResult<S>| {
+            if let Some(subs) = self.literal.get(subject) {
+                subs.add_to(r);
+            }
+        };
         // Relaxed is enough: if this races with the first wildcard SUB, the caller's
         // generation tag (read before this call) is already stale and the result is
         // recomputed on the next message.
         if self.wildcard_count.load(Ordering::Relaxed) > 0 {
-            self.wildcard.read().collect(subject, &mut result);
+            self.wildcard
+                .read()
+                .collect(subject, &mut result, &mut literal);
+        } else {
+            literal(&mut result);
         }
-        if let Some(subs) = self.literal.get(subject) {
-            subs.add_to(&mut result);
+        result
+    }
+
+    /// The shared, cached result for `subject`, valid for `generation` (read before calling).
+    ///
+    /// Results are shared between reader threads through this cache (an `Arc` each), so a
+    /// result with thousands of subscriptions exists once, however many publishers use it.
+    /// An entry computed for an older generation is recomputed. The cache holds at most
+    /// [`SHARED_CACHE_MAX`] subjects; past that it is cleared (stale entries for subjects no
+    /// longer published go with it).
+    pub fn cached_matches(&self, subject: &[u8], generation: u64) -> Arc<MatchResult<S>> {
+        if let Some(entry) = self.cache.get(subject) {
+            if entry.0 == generation {
+                return entry.1.clone();
+            }
         }
+        let result = Arc::new(self.matches(subject));
+        if self.cache.len() >= SHARED_CACHE_MAX {
+            self.cache.clear();
+        }
+        self.cache
+            .insert(subject.into(), (generation, result.clone()));
         result
     }
 
@@ -376,6 +443,64 @@ mod tests {
             assert_eq!(got, want.iter().copied().collect(), "subject {subject}");
         }
         assert_eq!(sl.count(), subs.len());
+    }
+
+    fn ids(subs: &[Arc<TestSub>]) -> Vec<u32> {
+        subs.iter().map(|s| s.id).collect()
+    }
+
+    #[test]
+    fn order_follows_nats_server() {
+        // Orders observed from nats-server 2.9.10 for subscriptions on different trie nodes
+        // (one connection, one subscription per subject): at each level `>` first, then
+        // what is below `*`, then the literal path; at the end the literal subject before
+        // the last `*`.
+        let sl = Sublist::new();
+        for (subject, id) in [("foo", 1), ("f*", 2), ("*", 3), (">", 4)] {
+            sl.insert(sub(subject, id)).unwrap();
+        }
+        assert_eq!(ids(&sl.matches(b"foo").plain), [4, 1, 3]);
+        let sl = Sublist::new();
+        sl.insert(sub("r.*", 1)).unwrap();
+        sl.insert(sub("r.x", 2)).unwrap();
+        assert_eq!(ids(&sl.matches(b"r.x").plain), [2, 1]);
+        let sl = Sublist::new();
+        for (subject, id) in [
+            ("foo.*", 1),
+            ("foo.>", 2),
+            (">", 3),
+            ("foo.bar", 4),
+            ("*.bar", 5),
+        ] {
+            sl.insert(sub(subject, id)).unwrap();
+        }
+        assert_eq!(ids(&sl.matches(b"foo.bar").plain), [3, 5, 2, 4, 1]);
+    }
+
+    #[test]
+    fn remove_many_bumps_once() {
+        let sl = Sublist::new();
+        let subs: Vec<_> = (0..1000).map(|i| sub("many", i)).collect();
+        for s in &subs {
+            sl.insert(s.clone()).unwrap();
+        }
+        let g = sl.generation();
+        assert_eq!(sl.remove_many(subs.iter()), 1000);
+        assert_eq!(sl.generation(), g + 1);
+        assert_eq!(sl.count(), 0);
+    }
+
+    #[test]
+    fn shared_cache_is_shared_and_follows_generation() {
+        let sl = Sublist::new();
+        sl.insert(sub("c", 1)).unwrap();
+        let g = sl.generation();
+        let a = sl.cached_matches(b"c", g);
+        let b = sl.cached_matches(b"c", g);
+        assert!(Arc::ptr_eq(&a, &b), "one result for everyone");
+        sl.insert(sub("c", 2)).unwrap();
+        let c = sl.cached_matches(b"c", sl.generation());
+        assert_eq!(c.plain.len(), 2, "recomputed for the new generation");
     }
 
     #[test]

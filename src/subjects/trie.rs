@@ -160,31 +160,111 @@ impl<S> Trie<S> {
         true
     }
 
-    /// Adds every subscription matching the literal subject `subject` to `result`.
+    /// Adds every subscription matching the published subject `subject` to `result`, in
+    /// nats-server's order, calling `literal` at the point where nats-server would add the
+    /// subscriptions on the plain literal subject (which beaver keeps outside the trie).
     ///
-    /// `*` matches any one token and `>` one or more trailing tokens. Walks with an explicit
-    /// stack; each trie node is visited at most once per call, so the cost is bounded by the
-    /// size of the trie, whatever the subject.
-    pub(crate) fn collect(&self, subject: &[u8], result: &mut MatchResult<S>) {
+    /// `*` matches any one token and `>` one or more trailing tokens. The order matters only
+    /// when one connection has several matching subscriptions (it decides the order of their
+    /// `MSG`s, and which one gets a no-responders status); nats-server's recursive
+    /// `matchLevel` visits, at each level, the `>` node, then everything below the `*` node,
+    /// then the literal child, and at the end of the walk the literal node before the last
+    /// `*` node. This is the same walk with an explicit stack instead of recursion (reader
+    /// threads run on small stacks). Each trie node is visited at most once per call, so the
+    /// cost is bounded by the size of the trie, whatever the subject.
+    pub(crate) fn collect(
+        &self,
+        subject: &[u8],
+        result: &mut MatchResult<S>,
+        literal: &mut dyn FnMut(&mut MatchResult<S>),
+    ) {
         // Tokens of the published subject. Matching only happens on a cache miss, so this small
         // allocation is off the hot path.
         let toks: Vec<&[u8]> = tokens(subject).collect();
-        let mut stack: Vec<(usize, usize)> = vec![(ROOT, 0)];
-        while let Some((at, i)) = stack.pop() {
-            let node = &self.nodes[at];
-            if i == toks.len() {
-                node.subs.add_to(result);
+        let n = toks.len();
+        /// One activation of nats-server's `matchLevel`.
+        struct Frame {
+            /// The node whose children are tried for token `i`.
+            at: usize,
+            i: usize,
+            /// The top-level call (its final literal node is the plain literal subject).
+            top: bool,
+            /// Whether the `*` subtree for token `i` has been visited already.
+            after_pwc: bool,
+            /// Whether a literal step was taken (nats-server's `n != nil`).
+            moved: bool,
+            /// The `*` child of the last level visited (nats-server's `pwc`).
+            last_pwc: Option<usize>,
+        }
+        let mut stack = vec![Frame {
+            at: ROOT,
+            i: 0,
+            top: true,
+            after_pwc: false,
+            moved: false,
+            last_pwc: None,
+        }];
+        while let Some(f) = stack.last_mut() {
+            if f.i == n {
+                // The loop over the tokens ended: the final node, then the last `*` node.
+                if f.moved {
+                    if f.top {
+                        literal(result);
+                    } else {
+                        self.nodes[f.at].subs.add_to(result);
+                    }
+                }
+                if let Some(p) = f.last_pwc {
+                    self.nodes[p].subs.add_to(result);
+                }
+                stack.pop();
                 continue;
             }
-            // At least one token remains here, so a `>` child matches all of them.
-            if let Some(f) = node.fwc {
-                self.nodes[f].subs.add_to(result);
+            let node = &self.nodes[f.at];
+            if !f.after_pwc {
+                // Token `i` remains, so a `>` child matches it and everything after.
+                if let Some(fw) = node.fwc {
+                    self.nodes[fw].subs.add_to(result);
+                }
+                f.last_pwc = node.pwc;
+                f.after_pwc = true;
+                if let Some(p) = node.pwc {
+                    let i = f.i + 1;
+                    stack.push(Frame {
+                        at: p,
+                        i,
+                        top: false,
+                        after_pwc: false,
+                        moved: false,
+                        last_pwc: None,
+                    });
+                }
+                continue;
             }
-            if let Some(p) = node.pwc {
-                stack.push((p, i + 1));
-            }
-            if let Some(&l) = node.literal.get(toks[i]) {
-                stack.push((l, i + 1));
+            match node.literal.get(toks[f.i]) {
+                Some(&child) => {
+                    f.at = child;
+                    f.i += 1;
+                    f.moved = true;
+                    f.after_pwc = false;
+                }
+                None => {
+                    // The literal path ends here. nats-server's walk stops; if this was the
+                    // last token its final step still adds the last `*` node. The literal
+                    // subject's own subscriptions (outside the trie) come first, where
+                    // nats-server's final literal node would be.
+                    let last = f.i + 1 == n;
+                    let (top, last_pwc) = (f.top, f.last_pwc);
+                    stack.pop();
+                    if top {
+                        literal(result);
+                    }
+                    if last {
+                        if let Some(p) = last_pwc {
+                            self.nodes[p].subs.add_to(result);
+                        }
+                    }
+                }
             }
         }
     }

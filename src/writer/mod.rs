@@ -47,6 +47,8 @@ pub const MAX_IOV: usize = 1024;
 pub const WRITE_TARGET: usize = 256 * 1024;
 /// Bytes written for one client before it yields to others.
 pub const FAIR_SHARE: usize = 1024 * 1024;
+/// A write at least this large means the client drains fast (see the module docs).
+pub const FAST_WRITE: usize = 64 * 1024;
 /// Stack size of writer threads: writes need little stack beyond the iovec array.
 pub const WRITER_STACK: usize = 256 * 1024;
 
@@ -62,8 +64,29 @@ pub struct WriteState {
     inflight_bytes: usize,
     /// When writes to this client last stopped making progress.
     blocked_since: Option<Instant>,
+    /// The client has been slow: write to it with non-blocking probes from the retry list
+    /// rather than blocking writes.
+    probing: bool,
     /// Next retry delay.
     retry_delay: Duration,
+}
+
+/// A write that never blocks: `sendmsg` with `MSG_DONTWAIT`, which makes this one call
+/// non-blocking without changing the socket's mode (the reader's blocking reads share it).
+#[cfg(unix)]
+fn try_write(stream: &std::net::TcpStream, iov: &[IoSlice<'_>]) -> std::io::Result<usize> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const FLAGS: libc::c_int = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    const FLAGS: libc::c_int = libc::MSG_DONTWAIT;
+    socket2::SockRef::from(stream).send_vectored_with_flags(iov, FLAGS)
+}
+
+/// Windows has no per-call non-blocking flag: the probe is an ordinary write, bounded by the
+/// socket's write timeout.
+#[cfg(not(unix))]
+fn try_write(stream: &std::net::TcpStream, iov: &[IoSlice<'_>]) -> std::io::Result<usize> {
+    (&*stream).write_vectored(iov)
 }
 
 /// Handle to the running pool.
@@ -211,8 +234,16 @@ impl Writer {
                 client.shut_socket();
                 continue;
             }
-            // Write.
-            let result = {
+            // Write: a blocking write, bounded by the socket's write timeout, to a client that
+            // drains fast (the kernel wakes us as soon as there is room); a non-blocking probe
+            // to one that has been slow (see the module docs).
+            let probing = st.probing;
+            let started = Instant::now();
+            let (result, attempted) = {
+                let guard = client.stream.read();
+                let Some(stream) = guard.as_ref() else {
+                    continue; // shut meanwhile: the next turn discards
+                };
                 let mut iov = [IoSlice::new(&[]); MAX_IOV];
                 let mut n = 0;
                 let mut skip = st.offset;
@@ -222,16 +253,40 @@ impl Writer {
                     }
                     skip = 0;
                 }
-                (&client.stream).write_vectored(&iov[..n])
+                let attempted: usize = iov[..n].iter().map(|s| s.len()).sum();
+                let result = if probing {
+                    try_write(stream, &iov[..n])
+                } else {
+                    (&*stream).write_vectored(&iov[..n])
+                };
+                (result, attempted)
             };
             match result {
-                Ok(0) => {
+                Ok(0) if attempted > 0 => {
                     client.abort(CloseReason::WriteError);
                 }
                 Ok(written) => {
                     self.advance(&client, &mut st, written);
                     st.blocked_since = None;
                     st.retry_delay = RETRY_MIN;
+                    let full = written < attempted;
+                    if probing {
+                        // The socket took everything, or a lot: the client drains again.
+                        if !full || written >= FAST_WRITE {
+                            st.probing = false;
+                        } else {
+                            drop(st);
+                            self.park(client, RETRY_MIN);
+                            return;
+                        }
+                    } else if full && written < FAST_WRITE && started.elapsed() >= WRITE_SLICE {
+                        // It made us wait a whole slice and took little: a slow reader.
+                        // Stop blocking on it; probe it from the retry list instead.
+                        st.probing = true;
+                        drop(st);
+                        self.park(client, RETRY_MIN);
+                        return;
+                    }
                     budget = budget.saturating_sub(written);
                     if budget == 0 {
                         // Yield to other clients; we keep the token while queued.
@@ -256,15 +311,12 @@ impl Writer {
                         }
                         continue;
                     }
+                    st.probing = true;
+                    client.outbound.mark_stuck();
                     let delay = st.retry_delay.max(RETRY_MIN);
                     st.retry_delay = (delay * 2).min(RETRY_MAX);
                     drop(st);
-                    self.seq += 1;
-                    self.retries.push(Retry {
-                        at: now + delay,
-                        seq: self.seq,
-                        client,
-                    });
+                    self.park(client, delay);
                     return;
                 }
                 Err(e) => {
@@ -274,6 +326,17 @@ impl Writer {
                 }
             }
         }
+    }
+
+    /// Puts a client whose socket is full in this writer's retry list; it keeps its
+    /// scheduled token meanwhile (producers keep queueing without waking anyone).
+    fn park(&mut self, client: Arc<Client>, delay: Duration) {
+        self.seq += 1;
+        self.retries.push(Retry {
+            at: Instant::now() + delay,
+            seq: self.seq,
+            client,
+        });
     }
 
     /// Accounts for `written` bytes: completed batches go back to the pool.

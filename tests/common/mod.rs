@@ -318,6 +318,7 @@ impl Raw {
                     match step.op {
                         Some(ClientOp::Ping) => self.pings_sent += 1,
                         Some(_) => {}
+                        None if step.pub_line.is_some() => {}
                         None => break,
                     }
                 }
