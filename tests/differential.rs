@@ -268,10 +268,8 @@ fn protocol_scripts() -> Vec<Script> {
         one("LF first in CONNECT arguments", b"CONNECT \n{\"verbose\":false}\r\nSUB a 1\r\n"),
         one("CONNECT then LF", b"CONNECT\n{\"verbose\":false}\r\nSUB a 1\r\n"),
         // Pedantic errors come with the control line, before the payload.
-        script(
-            "pedantic error before a late payload",
-            vec![s(0, b"PUB foo.* 2\r\n"), s(0, b"hi\r\n")],
-        ),
+        // (A payload split from its line is left out: nats-server then repeats the pedantic
+        // error, depending on where its reads were cut. See README, known differences.)
         one("pedantic error then bad payload end", b"PUB foo.* 1\r\nxy"),
         // Split reads: one byte per write.
         script(
@@ -526,4 +524,24 @@ fn harness_records_frames() {
         ]
     );
     assert!(t.closed.is_empty());
+}
+
+/// INFO strings are escaped as Go's encoding/json escapes them (`<`, `>`, `&`, U+2028/9).
+#[test]
+fn info_escaping_matches_reference() {
+    let name = "x<&>y\u{2028}";
+    let Some(reference) = ServerProcess::nats_server(&["-n", name]) else {
+        return;
+    };
+    let beaver = ServerProcess::beaver(&["-n", name]);
+    let raw_info = |port: u16| -> String {
+        use std::io::{BufRead, BufReader};
+        let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).unwrap();
+        let start = line.find("\"server_name\":").unwrap();
+        let end = start + line[start..].find(",\"version\"").unwrap();
+        line[start..end].to_string()
+    };
+    assert_eq!(raw_info(beaver.port), raw_info(reference.port));
 }

@@ -6,8 +6,50 @@
 //! options are `verbose`, `pedantic` and `echo` all true. So a client that sends `CONNECT {}`
 //! (or no `CONNECT` at all, as a telnet user does) gets `+OK` after every operation and
 //! pedantic subject checks. beaver reproduces this exactly.
+//!
+//! # Matching Go's decoder
+//!
+//! [`ConnectOptions::merge_json`] accepts exactly the `CONNECT` JSON that nats-server 2.9.10
+//! (built with Go 1.19) accepts, and yields the same values; the table in the tests was taken
+//! from the real server. It deserialises straight into the options with a serde visitor (no
+//! `serde_json::Value` in between), after a byte-level pass (`prepare`) that removes the places
+//! where serde_json is stricter than Go:
+//!
+//! - **Keys** match field names exactly or by ASCII case folding, plus the two non-ASCII
+//!   letters Go 1.19 folds to ASCII: U+212A KELVIN SIGN (`k`) and U+017F LATIN SMALL LETTER
+//!   LONG S (`s`). The last of duplicate keys wins. Unknown keys are skipped with
+//!   `serde::de::IgnoredAny`, which serde_json does *without* converting numbers (so `1e999`
+//!   is fine there, as in Go) and without recursion (so deep nesting is fine there too).
+//! - **Types**: booleans must be `true`/`false`, strings JSON strings, and `protocol` an
+//!   integer literal that fits an `i64` (Go's `strconv.ParseInt`): `1.0`, `1e0`, `-0.0` and
+//!   `9223372036854775808` are errors. Go also type-checks the fields beaver does not use:
+//!   `nkey`, `jwt`, `sig` must be strings and `import`/`export` objects whose `allow`/`deny`
+//!   are arrays of strings (each may also be `null`), so `{"sig":1}` is refused; beaver
+//!   checks and discards them. (`ssl_required` and `remote_account` are not fields of 2.9.10's
+//!   client options: ignored like any unknown key.)
+//! - **Invalid UTF-8** inside strings is accepted; Go replaces each byte that does not start
+//!   a valid sequence with U+FFFD (one per byte: `E2 82 41` is `"\u{FFFD}\u{FFFD}A"`, not
+//!   the single U+FFFD of `String::from_utf8_lossy`). Outside strings any byte >= 0x80 is a
+//!   syntax error for both decoders, so `prepare` refuses it at once.
+//! - **Lone surrogate escapes** (`"\ud800"`, `"\udc00"`, a high surrogate not followed by a
+//!   low one) decode to U+FFFD in Go; serde_json refuses them in strings it decodes, so
+//!   `prepare` rewrites them to `\ufffd` (inside strings only; valid pairs are kept).
+//! - **`-0`**: serde_json reads the integer `-0` as the float `-0.0`, which an `i64` refuses;
+//!   Go's `ParseInt("-0")` is 0. `prepare` turns the number token `-0` (exactly; not `-0.0`
+//!   or `-0e0`) into ` 0`, which has the same meaning wherever it appears.
+//! - **Nesting**: Go refuses input nested deeper than 10000 arrays/objects ("exceeded max
+//!   depth", counting the top-level object); `prepare` counts the same way. serde_json's own
+//!   recursion limit (128) stays on but is never reached: the known fields nest at most three
+//!   levels deep and unknown values are skipped iteratively.
+//!
+//! Remaining differences, none visible to a client: the error texts differ (nats-server logs
+//! its own and closes the connection without an `-ERR`, as beaver does); and on a type
+//! mismatch Go has already applied the fields before it (and keeps decoding the rest), whereas
+//! `merge_json` leaves the options untouched; the connection is closed either way.
 
-use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use std::fmt;
 
 /// A client's connection options: the reference's defaults, updated by each `CONNECT`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,83 +121,318 @@ impl std::fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
-/// The JSON shape: every field optional, so absent and `null` both mean "unchanged".
-/// Unknown fields (jwt, nkey, sig, ...) are ignored, as Go ignores them.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct ConnectJson {
-    verbose: Option<bool>,
-    pedantic: Option<bool>,
-    echo: Option<bool>,
-    headers: Option<bool>,
-    no_responders: Option<bool>,
-    tls_required: Option<bool>,
-    name: Option<String>,
-    lang: Option<String>,
-    version: Option<String>,
-    protocol: Option<i64>,
-    user: Option<String>,
-    pass: Option<String>,
-    auth_token: Option<String>,
-    account: Option<String>,
-    new_account: Option<bool>,
-}
-
 impl ConnectOptions {
-    /// Applies a `CONNECT`'s JSON on top of the current options (see the module docs).
+    /// Applies a `CONNECT`'s JSON on top of the current options (see the module docs). On
+    /// error the options are left unchanged.
     pub fn merge_json(&mut self, json: &[u8]) -> Result<(), ConnectError> {
-        let value: serde_json::Value =
-            serde_json::from_slice(json).map_err(|e| ConnectError(e.to_string()))?;
-        let object = match value {
-            // Go: unmarshalling `null` into a struct is a no-op.
-            serde_json::Value::Null => return Ok(()),
-            serde_json::Value::Object(map) => map,
-            other => {
-                return Err(ConnectError(format!(
-                    "cannot unmarshal {} into connect options",
-                    json_kind(&other)
-                )))
-            }
-        };
-        // Go matches keys to fields case-insensitively; our field names are lower case.
-        let lowered: serde_json::Map<String, serde_json::Value> = object
-            .into_iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v))
-            .collect();
-        let c: ConnectJson = serde_json::from_value(serde_json::Value::Object(lowered))
+        let text = prepare(json)?;
+        let mut merged = self.clone();
+        let mut de = serde_json::Deserializer::from_str(&text);
+        Merge(&mut merged)
+            .deserialize(&mut de)
+            .and_then(|()| de.end())
             .map_err(|e| ConnectError(e.to_string()))?;
-        macro_rules! apply {
-            ($($field:ident),*) => { $( if let Some(v) = c.$field { self.$field = v; } )* };
-        }
-        apply!(
-            verbose,
-            pedantic,
-            echo,
-            headers,
-            no_responders,
-            tls_required,
-            name,
-            lang,
-            version,
-            protocol,
-            user,
-            pass,
-            auth_token,
-            account,
-            new_account
-        );
+        *self = merged;
         Ok(())
     }
 }
 
-fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "bool",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
+/// Go's `encoding/json` nesting limit (`maxNestingDepth`); the top-level value counts as 1.
+const MAX_NESTING_DEPTH: usize = 10_000;
+
+/// Rewrites `json` into text that serde_json decodes as Go would decode the original (see the
+/// module docs): invalid UTF-8 in strings becomes U+FFFD (one per bad byte), lone surrogate
+/// escapes become `\ufffd`, the number `-0` becomes ` 0`, and nesting beyond Go's limit or a
+/// non-ASCII byte outside a string is an error.
+///
+/// The string tracking is exact for any prefix that is valid JSON; where the input is already
+/// invalid, whatever happens after that point cannot make it valid (only hex digits in `\u`
+/// escapes, bytes inside strings, and a `-` before a lone `0` change), so serde_json still
+/// refuses it, as Go does.
+fn prepare(json: &[u8]) -> Result<String, ConnectError> {
+    let mut out = String::with_capacity(json.len() + 8);
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < json.len() {
+        let b = json[i];
+        match b {
+            b'"' => {
+                i = prepare_string(json, i + 1, &mut out);
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING_DEPTH {
+                    return Err(ConnectError(format!(
+                        "invalid character '{}' exceeded max depth",
+                        b as char
+                    )));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'-' if is_negative_zero(json, i) => {
+                out.push(' ');
+                i += 1;
+                continue;
+            }
+            0x80.. => {
+                return Err(ConnectError(format!(
+                    "invalid byte {b:#04x} outside a JSON string"
+                )))
+            }
+            _ => {}
+        }
+        out.push(b as char);
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// Copies the string that starts at `json[i]` (just after its opening quote) into `out`, with
+/// the quotes, and returns the index after its closing quote (or the end of the input).
+fn prepare_string(json: &[u8], mut i: usize, out: &mut String) -> usize {
+    out.push('"');
+    while i < json.len() {
+        let b = json[i];
+        match b {
+            b'"' => {
+                out.push('"');
+                return i + 1;
+            }
+            b'\\' if json.get(i + 1) == Some(&b'u') => {
+                let Some(unit) = hex4(json, i + 2) else {
+                    // A bad `\u` escape: copied as it is, serde_json refuses it.
+                    out.push_str("\\u");
+                    i += 2;
+                    continue;
+                };
+                if (0xD800..0xDC00).contains(&unit)
+                    && json.get(i + 6..i + 8) == Some(b"\\u")
+                    && hex4(json, i + 8).is_some_and(|low| (0xDC00..0xE000).contains(&low))
+                {
+                    // A valid surrogate pair: both escapes are ASCII.
+                    push_ascii(out, &json[i..i + 12]);
+                    i += 12;
+                } else if (0xD800..0xE000).contains(&unit) {
+                    // Go: "Invalid surrogate; fall back to replacement rune."
+                    out.push_str("\\ufffd");
+                    i += 6;
+                } else {
+                    push_ascii(out, &json[i..i + 6]);
+                    i += 6;
+                }
+            }
+            b'\\' => {
+                // Any other escape: copy it whole, so that `\"` does not end the string.
+                out.push('\\');
+                i += 1;
+                if let Some(&next) = json.get(i).filter(|c| c.is_ascii()) {
+                    out.push(next as char);
+                    i += 1;
+                }
+            }
+            0x00..=0x7F => {
+                out.push(b as char);
+                i += 1;
+            }
+            _ => {
+                // Go's utf8.DecodeRune: a valid sequence is kept, anything else is one bad
+                // byte, replaced by U+FFFD, and decoding resumes at the next byte.
+                let len = match b {
+                    0xC2..=0xDF => 2,
+                    0xE0..=0xEF => 3,
+                    0xF0..=0xF4 => 4,
+                    _ => 1,
+                };
+                match json.get(i..i + len).map(std::str::from_utf8) {
+                    Some(Ok(c)) => {
+                        out.push_str(c);
+                        i += len;
+                    }
+                    _ => {
+                        out.push(char::REPLACEMENT_CHARACTER);
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+    i
+}
+
+/// Appends bytes already known to be ASCII (an escape: `\\u` and hex digits).
+fn push_ascii(out: &mut String, ascii: &[u8]) {
+    out.extend(ascii.iter().map(|&b| b as char));
+}
+
+/// The four hex digits at `json[i..i + 4]`, if they are hex digits.
+fn hex4(json: &[u8], i: usize) -> Option<u32> {
+    json.get(i..i + 4)?
+        .iter()
+        .try_fold(0, |acc, &d| Some((acc << 4) | (d as char).to_digit(16)?))
+}
+
+/// Whether the `-` at `json[i]` (outside a string) starts the number token `-0` exactly: a
+/// value position (start, after `[`, `,`, `:` or whitespace) and no fraction, exponent or
+/// further digit after the `0`.
+fn is_negative_zero(json: &[u8], i: usize) -> bool {
+    let value_position = i == 0
+        || matches!(
+            json[i - 1],
+            b'[' | b',' | b':' | b' ' | b'\t' | b'\n' | b'\r'
+        );
+    value_position
+        && json.get(i + 1) == Some(&b'0')
+        && !matches!(json.get(i + 2), Some(b'0'..=b'9' | b'.' | b'e' | b'E'))
+}
+
+/// Sets a field when the JSON gave a value (`null` leaves it unchanged, as in Go).
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *field = v;
+    }
+}
+
+/// The longest key that can match a field (`no_responders`), with room to spare.
+const KEY_CAP: usize = 16;
+
+/// An object key folded the way Go 1.19 matches keys to struct fields (ASCII case folding,
+/// U+212A to `k`, U+017F to `s`), or empty if it cannot match any field.
+struct Key {
+    folded: [u8; KEY_CAP],
+    len: usize,
+}
+
+impl Key {
+    /// A key that matches no field (the empty name is no field's name).
+    const NO_FIELD: Key = Key {
+        folded: [0; KEY_CAP],
+        len: 0,
+    };
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.folded[..self.len]
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+                let mut k = Key {
+                    folded: [0; KEY_CAP],
+                    len: 0,
+                };
+                for c in key.chars() {
+                    let folded = match c {
+                        '\u{212A}' => b'k',
+                        '\u{017F}' => b's',
+                        c if c.is_ascii() => c.to_ascii_lowercase() as u8,
+                        _ => return Ok(Key::NO_FIELD),
+                    };
+                    if k.len == KEY_CAP {
+                        return Ok(Key::NO_FIELD);
+                    }
+                    k.folded[k.len] = folded;
+                    k.len += 1;
+                }
+                Ok(k)
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Decodes a `CONNECT` object into the options it borrows; `null` is a no-op.
+struct Merge<'a>(&'a mut ConnectOptions);
+
+impl<'de> DeserializeSeed<'de> for Merge<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Merge<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object (CONNECT options)")
+    }
+
+    // Go: unmarshalling `null` into a struct is a no-op.
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let o = self.0;
+        while let Some(key) = map.next_key::<Key>()? {
+            match key.as_bytes() {
+                b"verbose" => set(&mut o.verbose, map.next_value()?),
+                b"pedantic" => set(&mut o.pedantic, map.next_value()?),
+                b"echo" => set(&mut o.echo, map.next_value()?),
+                b"headers" => set(&mut o.headers, map.next_value()?),
+                b"no_responders" => set(&mut o.no_responders, map.next_value()?),
+                b"tls_required" => set(&mut o.tls_required, map.next_value()?),
+                b"name" => set(&mut o.name, map.next_value()?),
+                b"lang" => set(&mut o.lang, map.next_value()?),
+                b"version" => set(&mut o.version, map.next_value()?),
+                b"protocol" => set(&mut o.protocol, map.next_value()?),
+                b"user" => set(&mut o.user, map.next_value()?),
+                b"pass" => set(&mut o.pass, map.next_value()?),
+                b"auth_token" => set(&mut o.auth_token, map.next_value()?),
+                b"account" => set(&mut o.account, map.next_value()?),
+                b"new_account" => set(&mut o.new_account, map.next_value()?),
+                // Fields of nats-server's options that beaver has no use for: type-checked
+                // as Go does, then dropped.
+                b"nkey" | b"jwt" | b"sig" => {
+                    map.next_value::<Option<String>>()?;
+                }
+                b"import" | b"export" => {
+                    map.next_value::<Option<SubjectPermission>>()?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// nats-server's `SubjectPermission` (`import`/`export`, for routes and leaf nodes): an
+/// object whose `allow` and `deny` are arrays of strings. Only checked, never used.
+struct SubjectPermission;
+
+impl<'de> Deserialize<'de> for SubjectPermission {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PermissionVisitor;
+        impl<'de> Visitor<'de> for PermissionVisitor {
+            type Value = SubjectPermission;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a subject permission object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key.as_bytes() {
+                        b"allow" | b"deny" => {
+                            map.next_value::<Option<Vec<Option<String>>>>()?;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(SubjectPermission)
+            }
+        }
+        deserializer.deserialize_map(PermissionVisitor)
     }
 }
 
@@ -186,9 +463,21 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_connect_changes_nothing() {
+        let mut o = ConnectOptions::default();
+        o.merge_json(br#"{"verbose":false,"name":"a"}"#).unwrap();
+        let before = o.clone();
+        assert!(o
+            .merge_json(br#"{"name":"b","verbose":true,"sig":1}"#)
+            .is_err());
+        assert_eq!(o, before);
+    }
+
+    #[test]
     fn keys_are_case_insensitive_and_unknown_keys_ignored() {
         let mut o = ConnectOptions::default();
-        o.merge_json(br#"{"Verbose":false,"PEDANTIC":false,"jwt":"x","sig":1}"#)
+        // (`sig`, `jwt` and `nkey` are not unknown: Go type-checks them as strings.)
+        o.merge_json(br#"{"Verbose":false,"PEDANTIC":false,"jwt":"x","foo":1}"#)
             .unwrap();
         assert!(!o.verbose && !o.pedantic);
     }
@@ -210,5 +499,319 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    /// The expected outcome of one `CONNECT`: refused, or accepted with these fields changed
+    /// from the defaults (every other field must keep its default).
+    type Expect = Option<&'static [(&'static str, &'static str)]>;
+
+    const REJECT: Expect = None;
+
+    const fn ok(changed: &'static [(&'static str, &'static str)]) -> Expect {
+        Some(changed)
+    }
+
+    fn expected(changed: &[(&str, &str)]) -> ConnectOptions {
+        let mut o = ConnectOptions::default();
+        for &(field, value) in changed {
+            let flag = value == "true";
+            match field {
+                "verbose" => o.verbose = flag,
+                "pedantic" => o.pedantic = flag,
+                "echo" => o.echo = flag,
+                "headers" => o.headers = flag,
+                "no_responders" => o.no_responders = flag,
+                "tls_required" => o.tls_required = flag,
+                "new_account" => o.new_account = flag,
+                "name" => o.name = value.into(),
+                "lang" => o.lang = value.into(),
+                "version" => o.version = value.into(),
+                "user" => o.user = value.into(),
+                "pass" => o.pass = value.into(),
+                "auth_token" => o.auth_token = value.into(),
+                "account" => o.account = value.into(),
+                "protocol" => o.protocol = value.parse().unwrap(),
+                other => panic!("no field {other}"),
+            }
+        }
+        o
+    }
+
+    /// Taken from nats-server 2.9.10 (Debian's build, Go 1.19.8): each JSON was sent as
+    /// `CONNECT <json>\r\nPING\r\n` on a fresh connection. `REJECT`: the server closed the
+    /// connection without `PONG` (and without `-ERR`). `ok`: it answered `PONG`; the values of
+    /// `verbose` (`+OK` before the `PONG`), `echo` (`SUB foo`/`PUB foo` on the same
+    /// connection), `pedantic` (`PUB foo.*` gets `-ERR 'Invalid Publish Subject'`), `headers`
+    /// (`HPUB` accepted) and `name`/`lang`/`version` (`/connz?cid=`) were observed. The other
+    /// fields cannot be seen from outside; their values follow the same decoding. Lines marked
+    /// "then -ERR" were decoded fine and then refused by the checks after decoding (beaver's
+    /// reader does those too), so `merge_json` accepts them.
+    const ORACLE: &[(&[u8], Expect)] = &[
+        (br#"{}"#, ok(&[])),
+        (br#"null"#, ok(&[])),
+        (br#" null "#, ok(&[])),
+        (br#""#, REJECT),
+        (br#" "#, REJECT),
+        (br#"[]"#, REJECT),
+        (br#"1"#, REJECT),
+        (br#""x""#, REJECT),
+        (br#"true"#, REJECT),
+        (br#"{"a":1"#, REJECT),
+        (br#"{"verbose":false}"#, ok(&[("verbose", "false")])),
+        (br#"{"verbose":null}"#, ok(&[])),
+        (br#"{"Verbose":false}"#, ok(&[("verbose", "false")])),
+        (br#"{"VERBOSE":false}"#, ok(&[("verbose", "false")])),
+        (br#"{"verbose":false,"verbose":true}"#, ok(&[])),
+        (
+            br#"{"verbose":false,"Verbose":null}"#,
+            ok(&[("verbose", "false")]),
+        ),
+        (br#"{"verbose":"false"}"#, REJECT),
+        (br#"{"verbose":0}"#, REJECT),
+        (br#"{"verbose":False}"#, REJECT),
+        (br#"{"protocol":1}"#, ok(&[("protocol", "1")])),
+        (br#"{"protocol":-0}"#, ok(&[])),
+        (
+            br#"{"protocol":-0 ,"verbose":false}"#,
+            ok(&[("verbose", "false")]),
+        ),
+        (br#"{"protocol":1.0}"#, REJECT),
+        (br#"{"protocol":1e0}"#, REJECT),
+        (br#"{"protocol":1.5}"#, REJECT),
+        (br#"{"protocol":1e2}"#, REJECT),
+        (br#"{"protocol":"1"}"#, REJECT),
+        (br#"{"protocol":-0.0}"#, REJECT),
+        (br#"{"protocol":-0e0}"#, REJECT),
+        (br#"{"protocol":9223372036854775808}"#, REJECT),
+        (
+            br#"{"protocol":-9223372036854775808}"#,
+            ok(&[("protocol", "-9223372036854775808")]),
+        ), // then -ERR 'invalid client protocol'
+        (br#"{"protocol":2}"#, ok(&[("protocol", "2")])), // then -ERR 'invalid client protocol'
+        (br#"{"protocol":-1}"#, ok(&[("protocol", "-1")])), // then -ERR 'invalid client protocol'
+        (br#"{"protocol":1e999}"#, REJECT),
+        (br#"{"protocol":-00}"#, REJECT),
+        (br#"{"x":1e999}"#, ok(&[])),
+        (br#"{"x":-1e999,"y":1.5e-999}"#, ok(&[])),
+        (br#"{"x":1e-0,"y":[-0,1E+2,-0.0e-0]}"#, ok(&[])),
+        (br#"{"name":"\ud800"}"#, ok(&[("name", "\u{FFFD}")])),
+        (br#"{"name":"\udc00x"}"#, ok(&[("name", "\u{FFFD}x")])),
+        (
+            br#"{"name":"\ud800\ud800\udc00"}"#,
+            ok(&[("name", "\u{FFFD}\u{10000}")]),
+        ),
+        (br#"{"name":"\ud83d\ude00"}"#, ok(&[("name", "\u{1F600}")])),
+        (br#"{"name":"\ud800\n"}"#, ok(&[("name", "\u{FFFD}\n")])),
+        (br#"{"x":"\ud800"}"#, ok(&[])),
+        (br#"{"\ud800":1}"#, ok(&[])),
+        (b"{\"name\":\"a\xffb\"}", ok(&[("name", "a\u{FFFD}b")])),
+        (
+            b"{\"name\":\"\xe2\x82A\"}",
+            ok(&[("name", "\u{FFFD}\u{FFFD}A")]),
+        ),
+        (
+            b"{\"name\":\"\xed\xa0\x80\"}",
+            ok(&[("name", "\u{FFFD}\u{FFFD}\u{FFFD}")]),
+        ),
+        (
+            b"{\"name\":\"\xf4\x90\x80\x80\"}",
+            ok(&[("name", "\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}")]),
+        ),
+        (
+            b"{\"name\":\"\xc0\xaf\"}",
+            ok(&[("name", "\u{FFFD}\u{FFFD}")]),
+        ),
+        (
+            b"{\"name\":\"\xe2\x82\xac\xc3\xa9\"}",
+            ok(&[("name", "\u{20AC}\u{E9}")]),
+        ),
+        (b"{\"verbose\xff\":false}", ok(&[])),
+        (b"{\xff}", REJECT),
+        (b"{\"verbose\":false}\xff", REJECT),
+        (br#"{"name":1}"#, REJECT),
+        (br#"{"name":true}"#, REJECT),
+        (br#"{"name":null}"#, ok(&[])),
+        (br#"{"name":"a\u0000b"}"#, ok(&[("name", "a\u{0}b")])),
+        (b"{\"name\":\"a\tb\"}", REJECT),
+        (b"{\"name\":\"a\x01b\"}", REJECT),
+        (b"{\"name\":\"a\x7fb\"}", ok(&[("name", "a\u{7F}b")])),
+        (br#"{"sig":1}"#, REJECT),
+        (br#"{"jwt":"x","nkey":"y","sig":"z"}"#, ok(&[])),
+        (br#"{"nkey":[]}"#, REJECT),
+        (br#"{"remote_account":1}"#, ok(&[])),
+        (br#"{"ssl_required":1}"#, ok(&[])),
+        (br#"{"import":{"allow":["a"]}}"#, ok(&[])),
+        (br#"{"import":"a"}"#, REJECT),
+        (br#"{"import":{"allow":"a"}}"#, REJECT),
+        (br#"{"import":[]}"#, REJECT),
+        (br#"{"export":null}"#, ok(&[])),
+        (
+            br#"{"import":{"allow":[null,"a"],"Deny":null,"x":[[1e999]]}}"#,
+            ok(&[]),
+        ),
+        (br#"{"import":{"allow":[1]}}"#, REJECT),
+        (br#"{"export":{"DENY":{}}}"#, REJECT),
+        (br#"{"import":{"allow":null}}"#, ok(&[])),
+        (br#"{} x"#, REJECT),
+        (br#"{}{}"#, REJECT),
+        (br#"{"a":1,}"#, REJECT),
+        (br#"{'a':1}"#, REJECT),
+        (br#"{"x":01}"#, REJECT),
+        (br#"{"x":-}"#, REJECT),
+        (br#"{"x":NaN}"#, REJECT),
+        (br#"{"x":tru}"#, REJECT),
+        (br#"{"x":"\x"}"#, REJECT),
+        (br#"{"x":"\u12"}"#, REJECT),
+        (br#"{"x":"\u12G4"}"#, REJECT),
+        (b"{\"verbo\xc5\xbfe\":false}", ok(&[("verbose", "false")])),
+        (br#"{"verbo\u017fe":false}"#, ok(&[("verbose", "false")])),
+        (br#"{"\u0076erbose":false}"#, ok(&[("verbose", "false")])),
+        (
+            b"{\"auth_to\xe2\x84\xaaen\":\"t\",\"verbose\":false}",
+            ok(&[("verbose", "false"), ("auth_token", "t")]),
+        ),
+        (
+            b"{\"verbose\":false,\"n\xc4\xb1me\":1}",
+            ok(&[("verbose", "false")]),
+        ),
+        (b"{\"ver\xc4\xb1bose\":1}", ok(&[])),
+        (br#"{"echo":false}"#, ok(&[("echo", "false")])),
+        (br#"{"pedantic":false}"#, ok(&[("pedantic", "false")])),
+        (br#"{"headers":true}"#, ok(&[("headers", "true")])),
+        (
+            br#"{"headers":true,"no_responders":true}"#,
+            ok(&[("headers", "true"), ("no_responders", "true")]),
+        ),
+        (
+            br#"{"no_responders":true}"#,
+            ok(&[("no_responders", "true")]),
+        ), // then -ERR 'no responders requires headers support'
+        (
+            br#"{"ECHO":false,"Pedantic":false,"HeAdErS":true,"verbose":false}"#,
+            ok(&[
+                ("verbose", "false"),
+                ("echo", "false"),
+                ("pedantic", "false"),
+                ("headers", "true"),
+            ]),
+        ),
+        (
+            br#"{"lang":"go","version":"1.2.3","name":"n"}"#,
+            ok(&[("name", "n"), ("lang", "go"), ("version", "1.2.3")]),
+        ),
+        (br#"{"tls_required":true}"#, ok(&[("tls_required", "true")])),
+        (br#"{"account":"x"}"#, ok(&[("account", "x")])), // then -ERR 'Authorization Violation'
+        (br#"{"new_account":true}"#, ok(&[("new_account", "true")])), // then -ERR 'Authorization Violation'
+        (br#"{"new_account":1}"#, REJECT),
+        (
+            br#"{"user":"u","pass":"p","auth_token":"t"}"#,
+            ok(&[("user", "u"), ("pass", "p"), ("auth_token", "t")]),
+        ),
+        (br#"{"":1}"#, ok(&[])),
+        (br#" {"verbose" : false } "#, ok(&[("verbose", "false")])),
+        (
+            br#"{"verbose":false,"x":{"a":[1,{"b":null}]}}"#,
+            ok(&[("verbose", "false")]),
+        ),
+        (
+            br#"{"protocol":1,"protocol":null}"#,
+            ok(&[("protocol", "1")]),
+        ),
+        (br#"{"verbose":false,"name":5}"#, REJECT),
+        (br#"{"name":"x","name":"y"}"#, ok(&[("name", "y")])),
+        (br#"{"NAME":"x","name":"y"}"#, ok(&[("name", "y")])),
+        (br#"{"name":"x","NAME":"y"}"#, ok(&[("name", "y")])),
+        (br#"{"x":"\/\b\f\n\r\t\"\\"}"#, ok(&[])),
+        (
+            br#"{"name":"\u00e9\u20ac"}"#,
+            ok(&[("name", "\u{E9}\u{20AC}")]),
+        ),
+        (br#"{"verbose":true,"x":1e999,"y":"\ud800"}"#, ok(&[])),
+        (br#"{"x":[1,2,]}"#, REJECT),
+        (br#"{"x":[,]}"#, REJECT),
+        (br#"{,}"#, REJECT),
+        (br#"{"x" 1}"#, REJECT),
+        (br#"{"x":1 "y":2}"#, REJECT),
+        (br#"{"verbose":falsey}"#, REJECT),
+        (br#"{"verbose":false}}"#, REJECT),
+    ];
+
+    #[test]
+    fn agrees_with_nats_server() {
+        let mut failures = Vec::new();
+        for &(json, expect) in ORACLE {
+            let mut o = ConnectOptions::default();
+            let got = o.merge_json(json);
+            let ok = match (expect, &got) {
+                (None, Err(_)) => true,
+                (Some(changed), Ok(())) => o == expected(changed),
+                _ => false,
+            };
+            if !ok {
+                failures.push(format!(
+                    "{}: expected {:?}, got {:?} {:?}",
+                    String::from_utf8_lossy(json),
+                    expect,
+                    got.err(),
+                    o
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    fn nested(depth: usize, open: &str, inner: &str, close: &str) -> Vec<u8> {
+        // `depth` counts the top-level object, as Go's limit does.
+        let n = depth - 1;
+        format!(r#"{{"x":{}{inner}{}}}"#, open.repeat(n), close.repeat(n)).into_bytes()
+    }
+
+    /// nats-server 2.9.10 accepts nesting up to 10000 levels inside an unknown key and closes
+    /// the connection at 10001 ("exceeded max depth"); checked with `max_control_line` raised
+    /// so that such a `CONNECT` fits.
+    #[test]
+    fn deep_nesting_in_unknown_keys_is_limited_like_go() {
+        for (depth, accepted) in [(200, true), (10_000, true), (10_001, false)] {
+            for json in [
+                nested(depth, "[", "", "]"),
+                nested(depth, r#"{"a":"#, "1", "}"),
+            ] {
+                let mut o = ConnectOptions::default();
+                assert_eq!(
+                    o.merge_json(&json).is_ok(),
+                    accepted,
+                    "depth {depth}: {}",
+                    String::from_utf8_lossy(&json[..20])
+                );
+            }
+        }
+    }
+
+    /// Deep nesting must not recurse: reader threads have small stacks.
+    #[test]
+    fn deep_nesting_runs_on_a_small_stack() {
+        let json = nested(10_000, r#"{"a":"#, "1", "}");
+        let ok = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || ConnectOptions::default().merge_json(&json).is_ok())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(ok);
+    }
+
+    #[test]
+    fn prepare_only_touches_what_go_reads_differently() {
+        let p = |j: &[u8]| prepare(j).unwrap();
+        assert_eq!(
+            p(br#"[-0,-0.0,-0e1,-01,1e-0,"-0"]"#),
+            r#"[ 0,-0.0,-0e1,-01,1e-0,"-0"]"#
+        );
+        assert_eq!(
+            p(br#""\"\ud800\\ud800\uDBFF\uDFFF\udc00\ud800\u0041""#),
+            r#""\"\ufffd\\ud800\uDBFF\uDFFF\ufffd\ufffd\u0041""#
+        );
+        assert_eq!(p(b"\"\xe2\x82A\xc3\xa9\""), "\"\u{FFFD}\u{FFFD}A\u{E9}\"");
+        assert!(prepare(b"{\"a\":1}\xc3\xa9").is_err());
     }
 }

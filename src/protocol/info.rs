@@ -1,6 +1,15 @@
 //! The `INFO` line a client gets first (client protocol doc, "INFO").
+//!
+//! nats-server marshals `INFO` with Go's `encoding/json`, whose string escaping differs from
+//! serde_json's: it escapes `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026` (HTML-safe
+//! output), U+2028 and U+2029 as `\u2028` and `\u2029`, and (Go 1.19, as in Debian's
+//! nats-server 2.9.10) backspace and form feed as `\u0008` and `\u000c` rather than `\b`
+//! and `\f`. `GoFormatter` reproduces that, so a server name such as `x<&>y` appears as
+//! `"x\u003c\u0026\u003ey"`, as nats-server sends it.
 
 use serde::Serialize;
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
+use std::io;
 
 /// The nats-server version whose client protocol beaver implements. Clients gate features on
 /// `version` in `INFO` (headers need 2.2, no_responders 2.2.0, ...), so this is the
@@ -44,10 +53,51 @@ impl ServerInfo {
     /// The full `INFO` line: `INFO {json} \r\n` (nats-server puts a space before CR LF).
     pub fn to_line(&self) -> Vec<u8> {
         let mut line = b"INFO ".to_vec();
-        // Serialising plain strings and numbers cannot fail.
-        serde_json::to_writer(&mut line, self).expect("INFO serialises");
+        let mut ser = serde_json::Serializer::with_formatter(&mut line, GoFormatter);
+        // Serialising plain strings and numbers into a Vec cannot fail.
+        self.serialize(&mut ser).expect("INFO serialises");
         line.extend_from_slice(b" \r\n");
         line
+    }
+}
+
+/// Compact JSON with Go `encoding/json`'s string escaping (see the module docs). Only string
+/// contents pass through `write_string_fragment` and `write_char_escape`, so keys, numbers
+/// and punctuation are untouched.
+struct GoFormatter;
+
+impl Formatter for GoFormatter {
+    fn write_string_fragment<W>(&mut self, writer: &mut W, fragment: &str) -> io::Result<()>
+    where
+        W: ?Sized + io::Write,
+    {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            let escape: &[u8] = match c {
+                '<' => br"\u003c",
+                '>' => br"\u003e",
+                '&' => br"\u0026",
+                '\u{2028}' => br"\u2028",
+                '\u{2029}' => br"\u2029",
+                _ => continue,
+            };
+            writer.write_all(&fragment.as_bytes()[start..i])?;
+            writer.write_all(escape)?;
+            start = i + c.len_utf8();
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn write_char_escape<W>(&mut self, writer: &mut W, char_escape: CharEscape) -> io::Result<()>
+    where
+        W: ?Sized + io::Write,
+    {
+        match char_escape {
+            // Go 1.19 has no short forms for these two.
+            CharEscape::Backspace => writer.write_all(br"\u0008"),
+            CharEscape::FormFeed => writer.write_all(br"\u000c"),
+            other => CompactFormatter.write_char_escape(writer, other),
+        }
     }
 }
 
@@ -91,6 +141,47 @@ mod tests {
              \"host\":\"0.0.0.0\",\"port\":4222,\"headers\":true,\"max_payload\":1048576,\
              \"client_id\":7,\"client_ip\":\"127.0.0.1\",\"beaver_version\":\"0.1.0\"} \r\n"
         );
+    }
+
+    /// Expected bytes taken from nats-server 2.9.10 (Debian, Go 1.19.8), started with
+    /// `-n 'x<&>y'` and with `-n $'a\b\f\x01\t\n\r\x7f\u2028\u2029\\"</é'`.
+    #[test]
+    fn strings_are_escaped_as_go_does() {
+        let mut info = ServerInfo {
+            server_id: "NABC".into(),
+            server_name: "x<&>y".into(),
+            version: NATS_VERSION,
+            proto: 1,
+            host: "127.0.0.1".into(),
+            port: 4222,
+            headers: true,
+            auth_required: false,
+            tls_required: false,
+            max_payload: 1048576,
+            client_id: 1,
+            client_ip: "127.0.0.1".into(),
+            beaver_version: "0.1.0",
+        };
+        let line = info.to_line();
+        let needle = br#""server_name":"x\u003c\u0026\u003ey","#;
+        assert!(
+            line.windows(needle.len()).any(|w| w == needle),
+            "{}",
+            String::from_utf8_lossy(&line)
+        );
+        info.server_name = "a\u{8}\u{c}\u{1}\t\n\r\u{7f}\u{2028}\u{2029}\\\"</é".into();
+        let line = info.to_line();
+        let needle = "\"server_name\":\"a\\u0008\\u000c\\u0001\\t\\n\\r\u{7f}\\u2028\\u2029\\\\\\\"\\u003c/é\",";
+        let needle = needle.as_bytes();
+        assert!(
+            line.windows(needle.len()).any(|w| w == needle),
+            "{}",
+            String::from_utf8_lossy(&line)
+        );
+        // The line is still valid JSON that decodes back to the same name.
+        let json = &line[5..line.len() - 3];
+        let v: serde_json::Value = serde_json::from_slice(json).unwrap();
+        assert_eq!(v["server_name"], info.server_name.as_str());
     }
 
     #[test]
