@@ -4,7 +4,7 @@
 //! - [`Client`] (this module) is the part *shared* between threads, behind an `Arc`: its
 //!   outbound queue, counters, subscriptions and close state. Other clients' reader threads
 //!   push messages into it; writer threads drain it.
-//! - the reader thread's private state ([`reader`]): the socket's read side, the parser, the
+//! - the reader thread's private state (the `reader` module): the socket's read side, the parser, the
 //!   read buffer, the `CONNECT` options, the match cache and the outbox. Nothing there is
 //!   shared, so nothing there is locked.
 //!

@@ -209,7 +209,7 @@ impl<S: Subscriber> Sublist<S> {
 
     /// The current generation. Read it *before* matching and tag the cached result with it.
     ///
-    /// Acquire pairs with the Release increment in [`Self::bump`]: a reader that sees
+    /// Acquire pairs with the Release increment in `bump`: a reader that sees
     /// generation `g` also sees every table change made before `g` was published.
     #[inline]
     pub fn generation(&self) -> u64 {
@@ -297,7 +297,7 @@ impl<S: Subscriber> Sublist<S> {
     }
 
     /// Every subscription matching the published subject `subject`, in nats-server's order
-    /// (see [`Trie::collect`]).
+    /// (see the trie module).
     ///
     /// A subject that is empty or has an empty token matches nothing, as in nats-server.
     pub fn matches(&self, subject: &[u8]) -> MatchResult<S> {
@@ -328,7 +328,7 @@ impl<S: Subscriber> Sublist<S> {
     /// Results are shared between reader threads through this cache (an `Arc` each), so a
     /// result with thousands of subscriptions exists once, however many publishers use it.
     /// An entry computed for an older generation is recomputed. The cache holds at most
-    /// [`SHARED_CACHE_MAX`] subjects; past that it is cleared (stale entries for subjects no
+    /// `SHARED_CACHE_MAX` subjects; past that it is cleared (stale entries for subjects no
     /// longer published go with it).
     pub fn cached_matches(&self, subject: &[u8], generation: u64) -> Arc<MatchResult<S>> {
         if let Some(entry) = self.cache.get(subject) {

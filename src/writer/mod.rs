@@ -52,7 +52,7 @@ pub const FAST_WRITE: usize = 64 * 1024;
 /// Stack size of writer threads: writes need little stack beyond the iovec array.
 pub const WRITER_STACK: usize = 256 * 1024;
 
-/// Writer-owned per-client state, kept in [`Client::write`]. Only the writer holding the
+/// Writer-owned per-client state, kept in `Client::write`. Only the writer holding the
 /// client's scheduled token touches it.
 #[derive(Default)]
 pub struct WriteState {
