@@ -527,7 +527,8 @@ impl Connection {
             chunk,
             payload_at: start + p.payload_offset,
             shared: None,
-            stripped_size: SizeToken::new(p.payload.len() - p.headers.map_or(0, |(h, _)| h)),
+            // Only needed (and only formatted) for HPUB.
+            stripped_size: SizeToken::new(p.headers.map_or(0, |(h, _)| p.payload.len() - h)),
         };
         let delivered = self.route(&mut msg);
         if !delivered && self.opts.no_responders {

@@ -135,24 +135,23 @@ impl Batch {
             .filter(|s| !s.is_empty())
     }
 
-    /// Fills `iov` (from index `*n`) with this batch's bytes, skipping the first `skip`.
-    /// Returns false if `iov` ran out of room before the batch did.
+    /// Appends this batch's bytes to `iov` as slices, skipping the first `skip` bytes, until
+    /// `iov` holds `max` slices. Returns false if it ran out of room before the batch did.
     pub fn fill_iovecs<'a>(
         &'a self,
         mut skip: usize,
-        iov: &mut [IoSlice<'a>],
-        n: &mut usize,
+        iov: &mut Vec<IoSlice<'a>>,
+        max: usize,
     ) -> bool {
         for seg in self.segments() {
             if skip >= seg.len() {
                 skip -= seg.len();
                 continue;
             }
-            if *n == iov.len() {
+            if iov.len() == max {
                 return false;
             }
-            iov[*n] = IoSlice::new(&seg[skip..]);
-            *n += 1;
+            iov.push(IoSlice::new(&seg[skip..]));
             skip = 0;
         }
         true
@@ -236,16 +235,14 @@ mod tests {
         b.push(b"!");
         let whole = b.to_vec();
         for skip in 0..whole.len() {
-            let mut iov = [IoSlice::new(&[]); 8];
-            let mut n = 0;
-            assert!(b.fill_iovecs(skip, &mut iov, &mut n));
-            let got: Vec<u8> = iov[..n].iter().flat_map(|s| s.iter().copied()).collect();
+            let mut iov = Vec::new();
+            assert!(b.fill_iovecs(skip, &mut iov, 8));
+            let got: Vec<u8> = iov.iter().flat_map(|s| s.iter().copied()).collect();
             assert_eq!(got, &whole[skip..]);
         }
-        let mut tiny = [IoSlice::new(&[]); 1];
-        let mut n = 0;
-        assert!(!b.fill_iovecs(0, &mut tiny, &mut n));
-        assert_eq!(n, 1);
+        let mut tiny = Vec::new();
+        assert!(!b.fill_iovecs(0, &mut tiny, 1));
+        assert_eq!(tiny.len(), 1);
     }
 
     #[test]

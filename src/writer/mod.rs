@@ -49,7 +49,7 @@ pub const WRITE_TARGET: usize = 256 * 1024;
 pub const FAIR_SHARE: usize = 1024 * 1024;
 /// A write at least this large means the client drains fast (see the module docs).
 pub const FAST_WRITE: usize = 64 * 1024;
-/// Stack size of writer threads: writes need little stack beyond the iovec array.
+/// Stack size of writer threads: writes need little stack.
 pub const WRITER_STACK: usize = 256 * 1024;
 
 /// Writer-owned per-client state, kept in `Client::write`. Only the writer holding the
@@ -69,6 +69,18 @@ pub struct WriteState {
     probing: bool,
     /// Next retry delay.
     retry_delay: Duration,
+}
+
+/// Empties a vector and returns its allocation as a vector of another type with the same
+/// size and alignment. `IoSlice<'a>` borrows the batches being written, so a writer cannot
+/// keep a `Vec<IoSlice<'a>>` between writes; with this it keeps the allocation instead.
+/// Safe code: the standard library collects an emptied `vec::IntoIter` into the same
+/// allocation when the layouts match (and allocates, correctly, if they ever did not).
+fn recycle<'a, 'b>(mut v: Vec<IoSlice<'a>>) -> Vec<IoSlice<'b>> {
+    v.clear();
+    v.into_iter()
+        .map(|_| -> IoSlice<'b> { unreachable!("empty") })
+        .collect()
 }
 
 /// A write that never blocks: `sendmsg` with `MSG_DONTWAIT`, which makes this one call
@@ -121,6 +133,8 @@ impl Ord for Retry {
 }
 
 struct Writer {
+    /// The iovec list's allocation, kept between writes (empty between them).
+    iov: Vec<IoSlice<'static>>,
     ready: Receiver<Arc<Client>>,
     requeue: Sender<Arc<Client>>,
     stop: Receiver<()>,
@@ -144,6 +158,7 @@ impl WriterPool {
         let mut threads = Vec::with_capacity(n);
         for i in 0..n.max(1) {
             let mut w = Writer {
+                iov: Vec::with_capacity(MAX_IOV),
                 ready: ready_rx.clone(),
                 requeue: ready_tx.clone(),
                 stop: stop_rx.clone(),
@@ -244,21 +259,23 @@ impl Writer {
                 let Some(stream) = guard.as_ref() else {
                     continue; // shut meanwhile: the next turn discards
                 };
-                let mut iov = [IoSlice::new(&[]); MAX_IOV];
-                let mut n = 0;
+                // The iovec list borrows the batches, so it cannot outlive this block; its
+                // allocation can (see `recycle`).
+                let mut iov: Vec<IoSlice<'_>> = recycle(std::mem::take(&mut self.iov));
                 let mut skip = st.offset;
                 for b in &st.inflight {
-                    if b.is_close() || !b.fill_iovecs(skip, &mut iov, &mut n) {
+                    if b.is_close() || !b.fill_iovecs(skip, &mut iov, MAX_IOV) {
                         break;
                     }
                     skip = 0;
                 }
-                let attempted: usize = iov[..n].iter().map(|s| s.len()).sum();
+                let attempted: usize = iov.iter().map(|s| s.len()).sum();
                 let result = if probing {
-                    try_write(stream, &iov[..n])
+                    try_write(stream, &iov)
                 } else {
-                    (&*stream).write_vectored(&iov[..n])
+                    (&*stream).write_vectored(&iov)
                 };
+                self.iov = recycle(iov);
                 (result, attempted)
             };
             match result {
@@ -369,5 +386,23 @@ impl Writer {
         st.offset = 0;
         st.inflight_bytes = 0;
         client.outbound.written(dropped);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recycle_keeps_the_allocation() {
+        let v: Vec<IoSlice<'static>> = Vec::with_capacity(MAX_IOV);
+        let ptr = v.as_ptr() as usize;
+        let data = vec![1u8; 4];
+        let mut w: Vec<IoSlice<'_>> = recycle(v);
+        w.push(IoSlice::new(&data));
+        let back: Vec<IoSlice<'static>> = recycle(w);
+        assert!(back.is_empty());
+        assert!(back.capacity() >= MAX_IOV);
+        assert_eq!(back.as_ptr() as usize, ptr, "same allocation");
     }
 }
