@@ -24,7 +24,7 @@ pub use outbox::Outbox;
 pub use subscription::{Claim, Subscription};
 
 use crate::outbound::{Batch, BatchPool, Outbound};
-use crate::writer::WriteState;
+use crate::writer::{Ready, WriteState};
 use crossbeam_channel::Sender;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
@@ -191,7 +191,7 @@ pub struct Client {
     /// because the token is a protocol, not a type.
     pub(crate) write: Mutex<WriteState>,
     /// The doorbell: hands this client to the writer pool.
-    doorbell: Sender<Arc<Client>>,
+    doorbell: Sender<Ready>,
     /// 0 while open, else the [`CloseReason`] that closed it (first one wins).
     close_reason: AtomicU8,
     /// Set once the socket has been shut down; queued output is then discarded.
@@ -220,7 +220,7 @@ impl Client {
         cid: u64,
         addr: SocketAddr,
         stream: TcpStream,
-        doorbell: Sender<Arc<Client>>,
+        doorbell: Sender<Ready>,
         max_pending: usize,
     ) -> Self {
         Client {
@@ -343,7 +343,7 @@ impl Client {
     /// Hands the client to the writer pool (the caller holds the scheduled token).
     pub(crate) fn ring(self: &Arc<Self>) {
         // The pool outlives every client; if it is gone the server is exiting anyway.
-        let _ = self.doorbell.send(self.clone());
+        let _ = self.doorbell.send(Ready::Client(self.clone()));
     }
 
     /// Graceful close: stop accepting output, let the writer flush what is queued, then shut

@@ -14,17 +14,23 @@
 use bytes::Bytes;
 use crossbeam_queue::ArrayQueue;
 use std::io::IoSlice;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Payloads at least this large are shared between subscribers rather than copied.
 pub const SHARE_MIN: usize = 512;
 
-/// Batches whose buffer grew past this are freed instead of pooled, so one burst of large
-/// messages does not pin memory forever.
-pub const MAX_POOLED_CAPACITY: usize = 64 * 1024;
+/// Batches whose buffer grew past this are freed instead of pooled. A reader flushes its
+/// outbox once 256 KiB are staged (`FLUSH_STAGED`), so a batch rarely grows past that;
+/// bigger ones come from bursts of large messages and would pin memory for nothing.
+pub const MAX_POOLED_CAPACITY: usize = 1280 * 1024;
 
-/// How many idle batches the pool keeps (bounds the pool's memory to
-/// `POOL_SIZE * MAX_POOLED_CAPACITY` in the worst case).
-pub const POOL_SIZE: usize = 512;
+/// How many idle batches the pool keeps at most.
+pub const POOL_SIZE: usize = 16 * 1024;
+
+/// Total buffer capacity the pool keeps at most: idle memory stays bounded whatever the
+/// mix of batch sizes. Small on purpose: peak memory under fan-out counts, and a batch
+/// that finds the pool empty costs one allocation per few hundred messages.
+pub const POOL_BYTES: usize = 4 * 1024 * 1024;
 
 #[derive(Debug)]
 struct Splice {
@@ -108,6 +114,11 @@ impl Batch {
         (self.msgs, self.msg_bytes)
     }
 
+    /// Bytes of buffer capacity this batch holds.
+    fn capacity(&self) -> usize {
+        self.buf.capacity() + self.splices.capacity() * std::mem::size_of::<Splice>()
+    }
+
     /// Empties the batch, keeping its buffers' capacity.
     pub fn clear(&mut self) {
         self.buf.clear();
@@ -167,6 +178,9 @@ impl Batch {
 /// allocates no batch buffers: readers take, writers give back.
 pub struct BatchPool {
     free: ArrayQueue<Batch>,
+    /// Capacity of the idle batches, in bytes. Relaxed: a soft budget (a race can overshoot
+    /// it by a few batches, never unboundedly).
+    bytes: AtomicUsize,
 }
 
 impl Default for BatchPool {
@@ -180,24 +194,35 @@ impl BatchPool {
     pub fn new(size: usize) -> Self {
         BatchPool {
             free: ArrayQueue::new(size.max(1)),
+            bytes: AtomicUsize::new(0),
         }
     }
 
     /// An empty batch, recycled if one is available.
     #[inline]
     pub fn take(&self) -> Batch {
-        self.free.pop().unwrap_or_default()
+        match self.free.pop() {
+            Some(b) => {
+                self.bytes.fetch_sub(b.capacity(), Ordering::Relaxed);
+                b
+            }
+            None => Batch::default(),
+        }
     }
 
-    /// Returns a batch for reuse (dropped if it grew too large or the pool is full).
+    /// Returns a batch for reuse (dropped if it grew too large, or the pool is full).
     #[inline]
     pub fn give(&self, mut batch: Batch) {
-        if batch.buf.capacity() > MAX_POOLED_CAPACITY {
+        let cap = batch.capacity();
+        if cap > MAX_POOLED_CAPACITY || self.bytes.load(Ordering::Relaxed) + cap > POOL_BYTES {
             return;
         }
         batch.clear();
-        // A full pool just drops the batch.
-        let _ = self.free.push(batch);
+        self.bytes.fetch_add(cap, Ordering::Relaxed);
+        if self.free.push(batch).is_err() {
+            // A full pool just drops the batch.
+            self.bytes.fetch_sub(cap, Ordering::Relaxed);
+        }
     }
 
     /// Idle batches in the pool.

@@ -26,7 +26,7 @@
 
 mod batch;
 
-pub use batch::{Batch, BatchPool, MAX_POOLED_CAPACITY, POOL_SIZE, SHARE_MIN};
+pub use batch::{Batch, BatchPool, MAX_POOLED_CAPACITY, POOL_BYTES, POOL_SIZE, SHARE_MIN};
 
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::CachePadded;

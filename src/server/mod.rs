@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::outbound::BatchPool;
 use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION};
 use crate::subjects::Sublist;
-use crate::writer::WriterPool;
+use crate::writer::{Ready, WriterPool};
 use crossbeam_channel::Sender;
 use dashmap::DashMap;
 use std::io;
@@ -33,6 +33,9 @@ use std::time::{Duration, Instant};
 
 /// How long shutdown waits for queued output to be written before cutting connections.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Largest capacity of the writers' ready queue (see `Server::start`).
+pub const READY_QUEUE_MAX: usize = 256 * 1024;
 
 /// beaver's own version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -48,7 +51,7 @@ pub struct Shared {
     /// Recycled outbound batches.
     pub pool: Arc<BatchPool>,
     /// The writer pool's ready queue (cloned into every client).
-    pub doorbell: Sender<Arc<Client>>,
+    pub doorbell: Sender<Ready>,
     /// Backpressure on fast producers.
     pub stall: StallPolicy,
     /// This server's id.
@@ -106,14 +109,24 @@ impl Server {
     pub fn start(config: Config) -> io::Result<Server> {
         let listener = bind(&config.host, config.bind_port())?;
         let local_addr = listener.local_addr()?;
-        let (ready_tx, ready_rx) = crossbeam_channel::unbounded::<Arc<Client>>();
+        // The ready queue is bounded, so that handing a client to the writers never
+        // allocates (an unbounded channel allocates a block every 31 sends). A client is in
+        // it at most once (it holds its scheduled token meanwhile), so room for every
+        // connection means a send never waits; past that, a reader's send waits for a writer.
+        let ready_capacity = config
+            .connection_limit()
+            .unwrap_or(READY_QUEUE_MAX)
+            .clamp(1024, READY_QUEUE_MAX);
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Ready>(ready_capacity);
         let pool = Arc::new(BatchPool::default());
         let server_id = generate_server_id();
         let stall = StallPolicy {
             // Producers wait once a subscriber has this much queued: enough to keep its
-            // socket busy between writer visits, small enough to bound memory long before
-            // max_pending.
-            threshold: (config.max_pending / 4).clamp(1, 1024 * 1024),
+            // socket busy between writer visits (the kernel's socket buffer holds megabytes
+            // more), small enough to bound memory long before max_pending. 256 KiB keeps
+            // the 10 publishers : 100 subscribers benchmark at half of nats-server's peak
+            // memory without costing throughput (docs/benchmarks.md).
+            threshold: (config.max_pending / 4).clamp(1, 256 * 1024),
             // ...as long as the subscriber's writer makes progress; a subscriber that takes
             // nothing for this long stops throttling its publishers (and is left to
             // max_pending / write_deadline).

@@ -8,19 +8,34 @@
 //! moved (any SUB or UNSUB anywhere), the whole private cache is dropped at once: every entry
 //! is stale then, and clearing promptly also releases the subscriptions (and the
 //! connections behind them) that the stale entries kept alive.
+//!
+//! **Admission.** A subject is cached only the second time it misses here (a small "door
+//! keeper" table of subject hashes remembers the first time, as TinyLFU caches do). A subject
+//! seen once is matched into a reused scratch result instead. That is the common case for
+//! request/reply: every reply goes to a new inbox subject (`_INBOX.<id>.<n>`), and caching
+//! each one would cost four allocations for a result used once.
 
 use super::sublist::{MatchResult, Sublist, Subscriber};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 /// Entries kept before the cache is cleared (nats-server keeps 512 per client and prunes).
 pub const DEFAULT_CAPACITY: usize = 1024;
+
+/// Slots of the door keeper (a power of two; 8 KiB, allocated on the first miss, so a
+/// connection that never publishes does not pay for it).
+const DOORKEEPER_SLOTS: usize = 1024;
 
 /// See the module docs.
 pub struct MatchCache<S> {
     generation: u64,
     map: FxHashMap<Box<[u8]>, Arc<MatchResult<S>>>,
     capacity: usize,
+    /// Hashes of subjects that missed once (0: empty slot); empty until the first miss.
+    doorkeeper: Vec<u64>,
+    /// The result for a subject seen once, reused from one such subject to the next.
+    scratch: MatchResult<S>,
 }
 
 impl<S: Subscriber> MatchCache<S> {
@@ -30,6 +45,8 @@ impl<S: Subscriber> MatchCache<S> {
             generation: u64::MAX,
             map: FxHashMap::default(),
             capacity: capacity.max(1),
+            doorkeeper: Vec::new(),
+            scratch: MatchResult::default(),
         }
     }
 
@@ -41,6 +58,7 @@ impl<S: Subscriber> MatchCache<S> {
         let generation = sublist.generation();
         if generation != self.generation {
             self.map.clear();
+            self.scratch.clear();
             self.generation = generation;
         }
         CacheLookup { cache: self }
@@ -74,6 +92,20 @@ impl<'a, S: Subscriber> CacheLookup<'a, S> {
     pub fn matches(self, sublist: &Sublist<S>, subject: &[u8]) -> &'a MatchResult<S> {
         let cache = self.cache;
         if !cache.map.contains_key(subject) {
+            // First miss of this subject (as far as the door keeper remembers): match it
+            // without caching.
+            let mut h = FxHasher::default();
+            h.write(subject);
+            let hash = h.finish() | 1; // never 0, the empty slot
+            if cache.doorkeeper.is_empty() {
+                cache.doorkeeper.resize(DOORKEEPER_SLOTS, 0);
+            }
+            let slot = &mut cache.doorkeeper[hash as usize & (DOORKEEPER_SLOTS - 1)];
+            if *slot != hash {
+                *slot = hash;
+                sublist.matches_into(subject, &mut cache.scratch);
+                return &cache.scratch;
+            }
             if cache.map.len() >= cache.capacity {
                 cache.map.clear();
             }
@@ -116,8 +148,24 @@ mod tests {
         let sl: Sublist<S> = Sublist::new();
         let mut cache = MatchCache::new(4);
         for i in 0..100 {
-            cache.get(&sl).matches(&sl, format!("s{i}").as_bytes());
+            for _ in 0..2 {
+                cache.get(&sl).matches(&sl, format!("s{i}").as_bytes());
+            }
             assert!(cache.len() <= 4);
         }
+    }
+
+    #[test]
+    fn subjects_seen_once_are_not_cached() {
+        let sl = Sublist::new();
+        sl.insert(Arc::new(S("inbox.*"))).unwrap();
+        let mut cache = MatchCache::new(16);
+        for i in 0..100 {
+            let r = cache.get(&sl).matches(&sl, format!("inbox.{i}").as_bytes());
+            assert_eq!(r.plain.len(), 1);
+        }
+        assert_eq!(cache.len(), 0, "one-off subjects stay out of the cache");
+        assert_eq!(cache.get(&sl).matches(&sl, b"inbox.7").plain.len(), 1);
+        assert_eq!(cache.len(), 1, "a subject seen twice is cached");
     }
 }

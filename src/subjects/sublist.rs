@@ -73,6 +73,12 @@ impl<S> MatchResult<S> {
         self.plain.is_empty() && self.groups.is_empty()
     }
 
+    /// Empties the result, keeping the capacity of its list of plain subscriptions.
+    pub fn clear(&mut self) {
+        self.plain.clear();
+        self.groups.clear();
+    }
+
     /// Number of subscriptions in the result (plain plus every queue member).
     pub fn len(&self) -> usize {
         self.plain.len() + self.groups.iter().map(|g| g.members.len()).sum::<usize>()
@@ -302,8 +308,15 @@ impl<S: Subscriber> Sublist<S> {
     /// A subject that is empty or has an empty token matches nothing, as in nats-server.
     pub fn matches(&self, subject: &[u8]) -> MatchResult<S> {
         let mut result = MatchResult::default();
+        self.matches_into(subject, &mut result);
+        result
+    }
+
+    /// Like [`Sublist::matches`], into `result` (cleared first), reusing its vectors' capacity.
+    pub fn matches_into(&self, subject: &[u8], result: &mut MatchResult<S>) {
+        result.clear();
         if !is_matchable_publish_subject(subject) {
-            return result;
+            return;
         }
         let mut literal = |r: &mut MatchResult<S>| {
             if let Some(subs) = self.literal.get(subject) {
@@ -314,13 +327,10 @@ impl<S: Subscriber> Sublist<S> {
         // generation tag (read before this call) is already stale and the result is
         // recomputed on the next message.
         if self.wildcard_count.load(Ordering::Relaxed) > 0 {
-            self.wildcard
-                .read()
-                .collect(subject, &mut result, &mut literal);
+            self.wildcard.read().collect(subject, result, &mut literal);
         } else {
-            literal(&mut result);
+            literal(result);
         }
-        result
     }
 
     /// The shared, cached result for `subject`, valid for `generation` (read before calling).

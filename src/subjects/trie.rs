@@ -12,6 +12,7 @@
 use super::sublist::{MatchResult, Subs};
 use super::{tokens, FWC, PWC};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 const ROOT: usize = 0;
@@ -178,9 +179,9 @@ impl<S> Trie<S> {
         result: &mut MatchResult<S>,
         literal: &mut dyn FnMut(&mut MatchResult<S>),
     ) {
-        // Tokens of the published subject. Matching only happens on a cache miss, so this small
-        // allocation is off the hot path.
-        let toks: Vec<&[u8]> = tokens(subject).collect();
+        // Tokens of the published subject, and the walk's stack, on the stack for ordinary
+        // subjects (no allocation unless a subject has more than 16 tokens).
+        let toks: SmallVec<[&[u8]; 16]> = tokens(subject).collect();
         let n = toks.len();
         /// One activation of nats-server's `matchLevel`.
         struct Frame {
@@ -196,14 +197,15 @@ impl<S> Trie<S> {
             /// The `*` child of the last level visited (nats-server's `pwc`).
             last_pwc: Option<usize>,
         }
-        let mut stack = vec![Frame {
+        let mut stack: SmallVec<[Frame; 16]> = SmallVec::new();
+        stack.push(Frame {
             at: ROOT,
             i: 0,
             top: true,
             after_pwc: false,
             moved: false,
             last_pwc: None,
-        }];
+        });
         while let Some(f) = stack.last_mut() {
             if f.i == n {
                 // The loop over the tokens ended: the final node, then the last `*` node.

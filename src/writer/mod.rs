@@ -3,7 +3,7 @@
 //!
 //! ## How a client reaches a writer
 //! A producer that queues a batch and takes the client's scheduled token sends the client
-//! (an `Arc`) on one shared, unbounded `crossbeam` channel: the ready queue. Any idle writer
+//! (an `Arc`) on one shared, bounded `crossbeam` channel: the ready queue. Any idle writer
 //! takes it. Because the token is held until the queue is empty, a client is in the ready
 //! queue at most once and is drained by one writer at a time, in order.
 //!
@@ -27,7 +27,7 @@
 
 use crate::client::{Client, CloseReason};
 use crate::outbound::{Batch, BatchPool};
-use crossbeam_channel::{select, Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{ErrorKind, IoSlice, Write};
@@ -101,11 +101,18 @@ fn try_write(stream: &std::net::TcpStream, iov: &[IoSlice<'_>]) -> std::io::Resu
     (&*stream).write_vectored(iov)
 }
 
+/// What the ready queue carries.
+pub enum Ready {
+    /// A client with queued output whose scheduled token the sender holds.
+    Client(Arc<Client>),
+    /// Exit (one per writer, sent by [`WriterPool::stop`]).
+    Stop,
+}
+
 /// Handle to the running pool.
 pub struct WriterPool {
     threads: Vec<JoinHandle<()>>,
-    /// Dropping this wakes every writer and tells it to exit.
-    stop: Option<Sender<()>>,
+    ready: Sender<Ready>,
 }
 
 struct Retry {
@@ -135,9 +142,8 @@ impl Ord for Retry {
 struct Writer {
     /// The iovec list's allocation, kept between writes (empty between them).
     iov: Vec<IoSlice<'static>>,
-    ready: Receiver<Arc<Client>>,
-    requeue: Sender<Arc<Client>>,
-    stop: Receiver<()>,
+    ready: Receiver<Ready>,
+    requeue: Sender<Ready>,
     pool: Arc<BatchPool>,
     retries: BinaryHeap<Retry>,
     seq: u64,
@@ -149,19 +155,17 @@ impl WriterPool {
     /// re-queue clients for fairness).
     pub fn start(
         n: usize,
-        ready_tx: Sender<Arc<Client>>,
-        ready_rx: Receiver<Arc<Client>>,
+        ready_tx: Sender<Ready>,
+        ready_rx: Receiver<Ready>,
         pool: Arc<BatchPool>,
         write_deadline: Duration,
     ) -> std::io::Result<WriterPool> {
-        let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
         let mut threads = Vec::with_capacity(n);
         for i in 0..n.max(1) {
             let mut w = Writer {
                 iov: Vec::with_capacity(MAX_IOV),
                 ready: ready_rx.clone(),
                 requeue: ready_tx.clone(),
-                stop: stop_rx.clone(),
                 pool: pool.clone(),
                 retries: BinaryHeap::new(),
                 seq: 0,
@@ -176,14 +180,16 @@ impl WriterPool {
         }
         Ok(WriterPool {
             threads,
-            stop: Some(stop_tx),
+            ready: ready_tx,
         })
     }
 
     /// Stops the writers (after the caller let them drain what it wanted drained) and waits
-    /// for them to exit.
+    /// for them to exit: one `Stop` per writer, behind whatever is already queued.
     pub fn stop(mut self) {
-        self.stop.take();
+        for _ in 0..self.threads.len() {
+            let _ = self.ready.send(Ready::Stop);
+        }
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -191,6 +197,8 @@ impl WriterPool {
 }
 
 impl Writer {
+    // Never inlined: see `client::reader::Connection::run`.
+    #[inline(never)]
     fn run(&mut self) {
         loop {
             let timeout = self
@@ -198,13 +206,13 @@ impl Writer {
                 .peek()
                 .map(|r| r.at.saturating_duration_since(Instant::now()))
                 .unwrap_or(Duration::from_secs(3600));
-            select! {
-                recv(self.ready) -> msg => match msg {
-                    Ok(client) => self.flush(client),
-                    Err(_) => return,
-                },
-                recv(self.stop) -> _ => return,
-                default(timeout) => {}
+            // One channel, no `select!`: a blocking select registers a heap-allocated waiter
+            // each time, and writers go to sleep after nearly every write when traffic is
+            // light (request/reply).
+            match self.ready.recv_timeout(timeout) {
+                Ok(Ready::Client(client)) => self.flush(client),
+                Ok(Ready::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Timeout) => {}
             }
             let now = Instant::now();
             while self.retries.peek().is_some_and(|r| r.at <= now) {
@@ -305,9 +313,10 @@ impl Writer {
                         return;
                     }
                     budget = budget.saturating_sub(written);
-                    if budget == 0 {
-                        // Yield to other clients; we keep the token while queued.
-                        let _ = self.requeue.send(client.clone());
+                    // Yield to other clients after a fair share; the client keeps its token
+                    // while queued. `try_send`: a writer never waits for room in the ready
+                    // queue (only writers empty it); if it is full, keep writing instead.
+                    if budget == 0 && self.requeue.try_send(Ready::Client(client.clone())).is_ok() {
                         return;
                     }
                 }

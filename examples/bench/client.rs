@@ -1,0 +1,842 @@
+//! A minimal blocking NATS client speaking the raw text protocol: just what the load generator
+//! needs, tuned so that the client is never the bottleneck.
+//!
+//! - [`Conn::connect`] reads the server's `INFO`, sends `CONNECT` and confirms it with
+//!   `PING`/`PONG`.
+//! - [`Reader`] owns a large read buffer. [`Reader::next_frame`] returns whole frames (a `MSG`
+//!   frame with its payload contiguous in the buffer); [`Reader::count_msgs`] is the
+//!   subscriber's hot loop, which finds each `MSG` line with `memchr`, reads the payload size
+//!   from the end of the line and skips the payload by size without copying it.
+//! - [`Writer`] owns the socket's write half and a reusable output buffer.
+//! - [`publish`] writes pre-formatted `PUB` frames in large chunks from one reused buffer.
+//!
+//! Server `PING`s are answered with `PONG` everywhere. Every blocking read and write has a
+//! timeout, so no call blocks forever. Nothing allocates per message.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use memchr::memchr;
+
+/// Size of a subscriber's or requester's read buffer (it grows if one frame needs more).
+pub const READ_BUF: usize = 256 * 1024;
+/// Target size of one publisher write: as many whole `PUB` frames as fit.
+pub const PUB_CHUNK: usize = 64 * 1024;
+/// A control line (`INFO`, `-ERR`, a `MSG` line) longer than this is a protocol error.
+const MAX_CONTROL_LINE: usize = 1024 * 1024;
+/// How often a publisher looks for server `PING`s and `-ERR`s while it writes.
+const PUB_POLL_EVERY: Duration = Duration::from_millis(500);
+
+/// The `CONNECT` options this client sends (no verbose `+OK`s, no headers, echo on).
+const CONNECT_OPTIONS: &str =
+    r#"{"verbose":false,"pedantic":false,"headers":false,"echo":true,"protocol":1,"name":"bench"}"#;
+
+/// Where to connect: the first entry of nats-bench's `-s` list.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub host: String,
+    pub port: u16,
+    pub user: Option<String>,
+    pub pass: Option<String>,
+}
+
+impl Server {
+    /// Parses `nats://host:port`, `host:port`, `host`, `nats://user:pass@host:port`, or a
+    /// comma-separated list of those (the first one is used, as nats-bench uses the first
+    /// reachable one).
+    pub fn parse(spec: &str) -> Result<Server, String> {
+        let first = spec.split(',').map(str::trim).find(|s| !s.is_empty());
+        let Some(first) = first else {
+            return Err(format!("invalid server URL {spec:?}: it is empty"));
+        };
+        let rest = match first.find("://") {
+            Some(i) => {
+                let scheme = &first[..i];
+                if !scheme.eq_ignore_ascii_case("nats") {
+                    return Err(format!(
+                        "invalid server URL {first:?}: only nats:// is supported (no TLS, no websocket)"
+                    ));
+                }
+                &first[i + 3..]
+            }
+            None => first,
+        };
+        let rest = rest.trim_end_matches('/');
+        let (user, pass, hostport) = match rest.rsplit_once('@') {
+            Some((cred, hp)) => {
+                let (u, p) = match cred.split_once(':') {
+                    Some((u, p)) => (u.to_string(), Some(p.to_string())),
+                    None => (cred.to_string(), None),
+                };
+                (Some(u), p, hp)
+            }
+            None => (None, None, rest),
+        };
+        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            // [::1]:4222 or [::1]
+            let Some((h, after)) = v6.split_once(']') else {
+                return Err(format!("invalid server URL {first:?}: unclosed '['"));
+            };
+            match after.strip_prefix(':') {
+                Some(p) => (h.to_string(), Some(p)),
+                None if after.is_empty() => (h.to_string(), None),
+                None => return Err(format!("invalid server URL {first:?}")),
+            }
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p)),
+                None => (hostport.to_string(), None),
+            }
+        };
+        let host = if host.is_empty() {
+            "127.0.0.1".to_string()
+        } else {
+            host
+        };
+        let port = match port {
+            None => 4222,
+            Some(p) => p
+                .parse::<u16>()
+                .map_err(|_| format!("invalid server URL {first:?}: bad port {p:?}"))?,
+        };
+        Ok(Server {
+            host,
+            port,
+            user,
+            pass,
+        })
+    }
+
+    /// `nats://host:port`, without credentials (for reports).
+    pub fn url(&self) -> String {
+        if self.host.contains(':') {
+            format!("nats://[{}]:{}", self.host, self.port)
+        } else {
+            format!("nats://{}:{}", self.host, self.port)
+        }
+    }
+
+    fn addrs(&self) -> Result<Vec<SocketAddr>, String> {
+        let addrs: Vec<SocketAddr> = (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve {}: {e}", self.url()))?
+            .collect();
+        if addrs.is_empty() {
+            return Err(format!("cannot resolve {}: no address", self.url()));
+        }
+        Ok(addrs)
+    }
+
+    fn connect_json(&self) -> String {
+        if self.user.is_none() {
+            return CONNECT_OPTIONS.to_string();
+        }
+        let mut json = CONNECT_OPTIONS.trim_end_matches('}').to_string();
+        if let Some(user) = &self.user {
+            json.push_str(",\"user\":");
+            json.push_str(&serde_json::Value::from(user.as_str()).to_string());
+        }
+        if let Some(pass) = &self.pass {
+            json.push_str(",\"pass\":");
+            json.push_str(&serde_json::Value::from(pass.as_str()).to_string());
+        }
+        json.push('}');
+        json
+    }
+}
+
+/// Says what an I/O error means for a benchmark client, in words.
+pub fn describe(err: &io::Error, timeout: Duration) -> String {
+    match err.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            format!("no progress for {} s (timed out)", timeout.as_secs_f64())
+        }
+        io::ErrorKind::UnexpectedEof => "the server closed the connection".to_string(),
+        io::ErrorKind::ConnectionReset => "the server reset the connection".to_string(),
+        io::ErrorKind::BrokenPipe => "the server closed the connection (broken pipe)".to_string(),
+        _ => err.to_string(),
+    }
+}
+
+fn eof() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the server closed the connection",
+    )
+}
+
+fn protocol_error(what: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, what)
+}
+
+fn server_error(msg: &[u8]) -> io::Error {
+    io::Error::other(format!(
+        "server error: -ERR {}",
+        String::from_utf8_lossy(msg).trim()
+    ))
+}
+
+/// One frame from the server, borrowing the reader's buffer. `PING`s never show up here: the
+/// reader answers them itself.
+#[derive(Debug)]
+pub enum Frame<'a> {
+    Msg {
+        subject: &'a [u8],
+        reply: Option<&'a [u8]>,
+        payload: &'a [u8],
+    },
+    Pong,
+    Ok,
+    Err(&'a [u8]),
+    Info(&'a [u8]),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Msg,
+    Ping,
+    Pong,
+    Ok,
+    Err,
+    Info,
+}
+
+/// A parsed frame as byte ranges of the buffer, so the parser can be called in a loop
+/// without holding a borrow.
+#[derive(Debug, Clone, Copy)]
+struct Raw {
+    kind: Kind,
+    /// MSG subject, or the argument of -ERR / INFO.
+    a: (usize, usize),
+    reply: Option<(usize, usize)>,
+    payload: (usize, usize),
+}
+
+/// The read half of a connection.
+pub struct Reader {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+/// The write half of a connection, with a reusable output buffer.
+pub struct Writer {
+    stream: TcpStream,
+    pub out: Vec<u8>,
+}
+
+impl Writer {
+    /// Writes and clears the output buffer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.out.is_empty() {
+            self.stream.write_all(&self.out)?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
+    fn pong(&mut self) -> io::Result<()> {
+        self.out.extend_from_slice(b"PONG\r\n");
+        self.flush()
+    }
+}
+
+/// Progress of a counting subscriber: how many messages so far, and when the first and the
+/// target-th message were complete.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SubProgress {
+    pub received: u64,
+    pub first: Option<Instant>,
+    pub last: Option<Instant>,
+}
+
+/// Positions of the space-separated tokens of a line (at most `N`; more is an error).
+fn tokens<const N: usize>(line: &[u8], base: usize) -> Option<([(usize, usize); N], usize)> {
+    let mut out = [(0usize, 0usize); N];
+    let mut n = 0;
+    let mut i = 0;
+    while i < line.len() {
+        while i < line.len() && (line[i] == b' ' || line[i] == b'\t') {
+            i += 1;
+        }
+        if i == line.len() {
+            break;
+        }
+        let s = i;
+        while i < line.len() && line[i] != b' ' && line[i] != b'\t' {
+            i += 1;
+        }
+        if n == N {
+            return None;
+        }
+        out[n] = (base + s, base + i);
+        n += 1;
+    }
+    Some((out, n))
+}
+
+fn parse_usize(digits: &[u8]) -> Option<usize> {
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v = 0usize;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (d - b'0') as usize;
+    }
+    Some(v)
+}
+
+/// The payload size at the end of a `MSG` line (the line without its `\n`, maybe with `\r`).
+#[inline]
+fn msg_size(line: &[u8]) -> io::Result<usize> {
+    let mut end = line.len();
+    if end > 0 && line[end - 1] == b'\r' {
+        end -= 1;
+    }
+    let mut i = end;
+    let mut v = 0usize;
+    let mut mul = 1usize;
+    while i > 4 && line[i - 1].is_ascii_digit() && end - i < 18 {
+        v += (line[i - 1] - b'0') as usize * mul;
+        mul *= 10;
+        i -= 1;
+    }
+    if i == end || !(line[i - 1] == b' ' || line[i - 1] == b'\t') {
+        return Err(protocol_error(format!(
+            "bad MSG line from the server: {:?}",
+            String::from_utf8_lossy(line)
+        )));
+    }
+    Ok(v)
+}
+
+fn starts_with_ignore_case(line: &[u8], op: &[u8]) -> bool {
+    line.len() >= op.len() && line[..op.len()].eq_ignore_ascii_case(op)
+}
+
+impl Reader {
+    fn new(stream: TcpStream, cap: usize) -> Reader {
+        Reader {
+            stream,
+            buf: vec![0; cap],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// Reads more bytes (blocking, with the socket's timeout), making room first.
+    fn fill(&mut self) -> io::Result<()> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.start > 0 && (self.end == self.buf.len() || self.buf.len() - self.end < 4096)
+        {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            let len = self.buf.len().max(4096) * 2;
+            self.buf.resize(len, 0);
+        }
+        loop {
+            match self.stream.read(&mut self.buf[self.end..]) {
+                Ok(0) => return Err(eof()),
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Makes sure a frame of `total` bytes starting at `start` can fit in the buffer.
+    fn reserve_frame(&mut self, total: usize) {
+        if self.buf.len() - self.start < total {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.buf.len() < total {
+                self.buf.resize(total.next_power_of_two(), 0);
+            }
+        }
+    }
+
+    /// Parses one whole frame from the buffered bytes, if there is one, and consumes it.
+    fn parse_buffered(&mut self) -> io::Result<Option<Raw>> {
+        let avail = &self.buf[self.start..self.end];
+        let Some(nl) = memchr(b'\n', avail) else {
+            if avail.len() > MAX_CONTROL_LINE {
+                return Err(protocol_error(
+                    "protocol line from the server is too long".to_string(),
+                ));
+            }
+            return Ok(None);
+        };
+        let base = self.start;
+        let mut line = &avail[..nl];
+        if line.last() == Some(&b'\r') {
+            line = &line[..line.len() - 1];
+        }
+        let none = (0, 0);
+        let raw = if starts_with_ignore_case(line, b"MSG ") {
+            let Some((t, n)) = tokens::<5>(line, base) else {
+                return Err(bad_line(line));
+            };
+            let (subject, reply, size_tok) = match n {
+                4 => (t[1], None, t[3]),
+                5 => (t[1], Some(t[3]), t[4]),
+                _ => return Err(bad_line(line)),
+            };
+            let Some(size) = parse_usize(&self.buf[size_tok.0..size_tok.1]) else {
+                return Err(bad_line(&self.buf[base..base + nl]));
+            };
+            let total = nl + 1 + size + 2;
+            if self.end - self.start < total {
+                self.reserve_frame(total);
+                return Ok(None);
+            }
+            let p0 = base + nl + 1;
+            if &self.buf[p0 + size..p0 + size + 2] != b"\r\n" {
+                return Err(protocol_error(
+                    "MSG payload from the server is not followed by CRLF".to_string(),
+                ));
+            }
+            self.start += total;
+            return Ok(Some(Raw {
+                kind: Kind::Msg,
+                a: subject,
+                reply,
+                payload: (p0, p0 + size),
+            }));
+        } else if starts_with_ignore_case(line, b"PING") {
+            Raw {
+                kind: Kind::Ping,
+                a: none,
+                reply: None,
+                payload: none,
+            }
+        } else if starts_with_ignore_case(line, b"PONG") {
+            Raw {
+                kind: Kind::Pong,
+                a: none,
+                reply: None,
+                payload: none,
+            }
+        } else if starts_with_ignore_case(line, b"+OK") {
+            Raw {
+                kind: Kind::Ok,
+                a: none,
+                reply: None,
+                payload: none,
+            }
+        } else if starts_with_ignore_case(line, b"-ERR") {
+            Raw {
+                kind: Kind::Err,
+                a: (base + 4, base + line.len()),
+                reply: None,
+                payload: none,
+            }
+        } else if starts_with_ignore_case(line, b"INFO") {
+            Raw {
+                kind: Kind::Info,
+                a: (base + 4, base + line.len()),
+                reply: None,
+                payload: none,
+            }
+        } else {
+            return Err(bad_line(line));
+        };
+        self.start += nl + 1;
+        Ok(Some(raw))
+    }
+
+    fn frame(&self, raw: Raw) -> Frame<'_> {
+        let slice = |r: (usize, usize)| &self.buf[r.0..r.1];
+        match raw.kind {
+            Kind::Msg => Frame::Msg {
+                subject: slice(raw.a),
+                reply: raw.reply.map(slice),
+                payload: slice(raw.payload),
+            },
+            Kind::Pong => Frame::Pong,
+            Kind::Ok => Frame::Ok,
+            Kind::Err => Frame::Err(slice(raw.a)),
+            Kind::Info => Frame::Info(slice(raw.a)),
+            Kind::Ping => unreachable!("PING is answered by the reader"),
+        }
+    }
+
+    /// The next frame from the server (blocking, with the socket's timeout). Flushes `w`
+    /// before blocking, and answers `PING`s through it.
+    pub fn next_frame(&mut self, w: &mut Writer) -> io::Result<Frame<'_>> {
+        loop {
+            if let Some(raw) = self.parse_buffered()? {
+                if let Kind::Ping = raw.kind {
+                    w.pong()?;
+                    continue;
+                }
+                return Ok(self.frame(raw));
+            }
+            w.flush()?;
+            self.fill()?;
+        }
+    }
+
+    /// Waits for the next `PONG`, skipping `INFO` and `+OK`; a `-ERR` is an error.
+    pub fn wait_pong(&mut self, w: &mut Writer) -> io::Result<()> {
+        loop {
+            match self.next_frame(w)? {
+                Frame::Pong => return Ok(()),
+                Frame::Err(msg) => return Err(server_error(msg)),
+                Frame::Ok | Frame::Info(_) | Frame::Msg { .. } => {}
+            }
+        }
+    }
+
+    /// The subscriber's hot loop: counts `MSG` frames until `target`, skipping payloads by
+    /// size. Records the instants at which the first and the `target`-th message were
+    /// complete in `prog`, which also tells how far it got if it fails.
+    pub fn count_msgs(
+        &mut self,
+        w: &mut Writer,
+        target: u64,
+        prog: &mut SubProgress,
+    ) -> io::Result<()> {
+        if prog.received >= target {
+            return Ok(());
+        }
+        // Bytes of the current message's payload (and its CRLF) still to skip.
+        let mut skip = 0usize;
+        loop {
+            let end = self.end;
+            let mut p = self.start;
+            let mut control = false;
+            {
+                let buf = &self.buf[..end];
+                while p < end {
+                    if skip != 0 {
+                        let n = skip.min(end - p);
+                        p += n;
+                        skip -= n;
+                        if skip != 0 {
+                            break;
+                        }
+                        prog.received += 1;
+                        if prog.received == 1 {
+                            prog.first = Some(Instant::now());
+                        }
+                        if prog.received == target {
+                            prog.last = Some(Instant::now());
+                            self.start = p;
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    let Some(i) = memchr(b'\n', &buf[p..]) else {
+                        break;
+                    };
+                    let line = &buf[p..p + i];
+                    if line.len() > 4 && line[..4] == *b"MSG " {
+                        skip = msg_size(line)? + 2;
+                        p += i + 1;
+                    } else {
+                        control = true;
+                        break;
+                    }
+                }
+            }
+            self.start = p;
+            if control {
+                if let Some(raw) = self.parse_buffered()? {
+                    match raw.kind {
+                        Kind::Ping => w.pong()?,
+                        Kind::Err => return Err(server_error(&self.buf[raw.a.0..raw.a.1])),
+                        // Another MSG spelling (lower case) would be miscounted: refuse it.
+                        Kind::Msg => {
+                            return Err(protocol_error(
+                                "unexpected lower-case MSG from the server".to_string(),
+                            ))
+                        }
+                        Kind::Pong | Kind::Ok | Kind::Info => {}
+                    }
+                    continue;
+                }
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Handles whatever the server has sent so far without blocking: answers `PING`s, turns a
+    /// `-ERR` into an error. For publishers, between two writes.
+    fn poll(&mut self, w: &mut Writer) -> io::Result<()> {
+        self.stream.set_nonblocking(true)?;
+        let read = loop {
+            match self.fill() {
+                Ok(()) => {
+                    if self.end < self.buf.len() {
+                        continue;
+                    }
+                    break Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.stream.set_nonblocking(false)?;
+        let read_err = read.err();
+        while let Some(raw) = self.parse_buffered()? {
+            match raw.kind {
+                Kind::Ping => w.pong()?,
+                Kind::Err => return Err(server_error(&self.buf[raw.a.0..raw.a.1])),
+                _ => {}
+            }
+        }
+        match read_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// After a failed write: looks (for at most a second) for the `-ERR` that explains it.
+    fn explain(&mut self, w: &mut Writer, err: io::Error) -> io::Error {
+        let _ = self
+            .stream
+            .set_read_timeout(Some(Duration::from_millis(1000)));
+        loop {
+            match self.next_frame(w) {
+                Ok(Frame::Err(msg)) => return server_error(msg),
+                Ok(_) => continue,
+                Err(_) => return err,
+            }
+        }
+    }
+}
+
+/// The server's `INFO`, as far as the benchmark cares.
+#[derive(Debug, Clone, Default)]
+pub struct Info {
+    pub max_payload: Option<u64>,
+}
+
+/// One connection to the server.
+pub struct Conn {
+    pub r: Reader,
+    pub w: Writer,
+    pub info: Info,
+    timeout: Duration,
+}
+
+impl fmt::Debug for Conn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Conn").field("info", &self.info).finish()
+    }
+}
+
+impl Conn {
+    /// Connects (TCP_NODELAY, read and write timeouts), reads `INFO`, sends `CONNECT` and
+    /// confirms it with `PING`/`PONG`.
+    pub fn connect(server: &Server, timeout: Duration, read_buf: usize) -> Result<Conn, String> {
+        let url = server.url();
+        let mut last_err = None;
+        let mut stream = None;
+        for addr in server.addrs()? {
+            match TcpStream::connect_timeout(&addr, timeout) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        let Some(stream) = stream else {
+            let e = last_err.map(|e| e.to_string()).unwrap_or_default();
+            return Err(format!("cannot connect to {url}: {e}"));
+        };
+        let setup = |s: &TcpStream| -> io::Result<()> {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(timeout))?;
+            s.set_write_timeout(Some(timeout))
+        };
+        setup(&stream).map_err(|e| format!("cannot set up the socket to {url}: {e}"))?;
+        let write_half = stream
+            .try_clone()
+            .map_err(|e| format!("cannot clone the socket to {url}: {e}"))?;
+        let mut conn = Conn {
+            r: Reader::new(stream, read_buf),
+            w: Writer {
+                stream: write_half,
+                out: Vec::with_capacity(4096),
+            },
+            info: Info::default(),
+            timeout,
+        };
+        conn.handshake(server)
+            .map_err(|e| format!("{url}: {}", describe(&e, timeout)))?;
+        Ok(conn)
+    }
+
+    fn handshake(&mut self, server: &Server) -> io::Result<()> {
+        let info = match self.r.next_frame(&mut self.w)? {
+            Frame::Info(json) => json.to_vec(),
+            Frame::Err(msg) => return Err(server_error(msg)),
+            _ => {
+                return Err(protocol_error(
+                    "the server did not start with INFO: is it a NATS server?".to_string(),
+                ))
+            }
+        };
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&info) {
+            self.info.max_payload = v.get("max_payload").and_then(|m| m.as_u64());
+        }
+        let w = &mut self.w;
+        w.out.extend_from_slice(b"CONNECT ");
+        w.out.extend_from_slice(server.connect_json().as_bytes());
+        w.out.extend_from_slice(b"\r\nPING\r\n");
+        w.flush()?;
+        self.r.wait_pong(&mut self.w)
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// `SUB subject [queue] sid`, confirmed by `PING`/`PONG`.
+    pub fn subscribe(&mut self, subject: &str, queue: Option<&str>, sid: u32) -> io::Result<()> {
+        let w = &mut self.w;
+        w.out.extend_from_slice(b"SUB ");
+        w.out.extend_from_slice(subject.as_bytes());
+        if let Some(q) = queue {
+            w.out.push(b' ');
+            w.out.extend_from_slice(q.as_bytes());
+        }
+        w.out.push(b' ');
+        w.out
+            .extend_from_slice(itoa::Buffer::new().format(sid).as_bytes());
+        w.out.extend_from_slice(b"\r\nPING\r\n");
+        w.flush()?;
+        self.r.wait_pong(&mut self.w)
+    }
+
+    /// `PING`, then waits for the `PONG`: the server has processed everything sent before.
+    pub fn flush_pong(&mut self) -> io::Result<()> {
+        self.w.out.extend_from_slice(b"PING\r\n");
+        self.w.flush()?;
+        self.r.wait_pong(&mut self.w)
+    }
+
+    /// A handle to shut the socket down from another thread (to abort a blocked reader).
+    pub fn shutdown_handle(&self) -> io::Result<TcpStream> {
+        self.r.stream.try_clone()
+    }
+
+    pub fn close(self) {
+        let _ = self.r.stream.shutdown(Shutdown::Both);
+    }
+}
+
+fn bad_line(line: &[u8]) -> io::Error {
+    let mut shown = String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
+    if line.len() > 200 {
+        shown.push_str("...");
+    }
+    protocol_error(format!(
+        "unexpected protocol line from the server: {shown:?}"
+    ))
+}
+
+/// Builds one `PUB subject size\r\n<payload>\r\n` frame with a zero payload (as nats-bench).
+pub fn pub_frame(subject: &str, reply: Option<&[u8]>, payload: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(b"PUB ");
+    out.extend_from_slice(subject.as_bytes());
+    out.push(b' ');
+    if let Some(reply) = reply {
+        out.extend_from_slice(reply);
+        out.push(b' ');
+    }
+    out.extend_from_slice(itoa::Buffer::new().format(payload.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(payload);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Publishes `count` messages of `size` zero bytes to `subject`: as many whole frames as fit
+/// in [`PUB_CHUNK`] are formatted once, and that buffer is written over and over. Between
+/// writes, every [`PUB_POLL_EVERY`], it answers server `PING`s and notices `-ERR`s. Does not
+/// wait for the server: call [`Conn::flush_pong`] for that.
+pub fn publish(conn: &mut Conn, subject: &str, size: usize, count: u64) -> io::Result<()> {
+    let payload = vec![0u8; size];
+    let mut frame = Vec::new();
+    pub_frame(subject, None, &payload, &mut frame);
+    let per_chunk = (PUB_CHUNK / frame.len()).max(1);
+    let mut chunk = Vec::with_capacity(per_chunk * frame.len());
+    for _ in 0..per_chunk {
+        chunk.extend_from_slice(&frame);
+    }
+    let per_chunk = per_chunk as u64;
+    let mut left = count;
+    let mut next_poll = Instant::now() + PUB_POLL_EVERY;
+    while left > 0 {
+        let n = left.min(per_chunk);
+        let bytes = &chunk[..n as usize * frame.len()];
+        if let Err(e) = conn.w.stream.write_all(bytes) {
+            return Err(conn.r.explain(&mut conn.w, e));
+        }
+        left -= n;
+        if left > 0 {
+            let now = Instant::now();
+            if now >= next_poll {
+                conn.r.poll(&mut conn.w)?;
+                next_poll = now + PUB_POLL_EVERY;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_urls() {
+        let s = Server::parse("nats://127.0.0.1:4555").unwrap();
+        assert_eq!((s.host.as_str(), s.port), ("127.0.0.1", 4555));
+        let s = Server::parse("localhost:4556, nats://other:1").unwrap();
+        assert_eq!((s.host.as_str(), s.port), ("localhost", 4556));
+        let s = Server::parse("nats://u:p@h").unwrap();
+        assert_eq!(
+            (
+                s.host.as_str(),
+                s.port,
+                s.user.as_deref(),
+                s.pass.as_deref()
+            ),
+            ("h", 4222, Some("u"), Some("p"))
+        );
+        assert!(s.connect_json().ends_with(r#","user":"u","pass":"p"}"#));
+        let s = Server::parse("[::1]:5000").unwrap();
+        assert_eq!((s.host.as_str(), s.port), ("::1", 5000));
+        assert_eq!(s.url(), "nats://[::1]:5000");
+        assert!(Server::parse("tls://h:1").is_err());
+        assert!(Server::parse("h:x").is_err());
+        assert!(Server::parse("").is_err());
+    }
+
+    #[test]
+    fn msg_sizes() {
+        assert_eq!(msg_size(b"MSG foo 1 16\r").unwrap(), 16);
+        assert_eq!(msg_size(b"MSG foo 1 _INBOX.x 0").unwrap(), 0);
+        assert_eq!(msg_size(b"MSG foo 1 65536\r").unwrap(), 65536);
+        assert!(msg_size(b"MSG foo 1 x\r").is_err());
+        assert!(msg_size(b"MSG foo1\r").is_err());
+    }
+}

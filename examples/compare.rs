@@ -1,0 +1,648 @@
+//! The comparison runner: beaver against nats-server (and any other server you name), side
+//! by side, on the same machine, in one run.
+//!
+//! For every round, every scenario and every server (their order alternating between
+//! rounds), it starts a fresh server process on a loopback port, runs the scenario with
+//! `examples/bench` (nats-bench's flags and report), and reads from the operating system
+//! the server's CPU time (user + system) and its peak resident memory (`VmHWM`). It then
+//! writes every measurement and the per-scenario medians and bests to
+//! `docs/benchmarks/results.json`, and the summary table (with ratios against nats-server
+//! and the targets of the benchmark issue marked met or missed) into `docs/benchmarks.md`,
+//! between the markers `<!-- results:begin -->` and `<!-- results:end -->`.
+//!
+//! ```text
+//! cargo build --release --bin beaver --example bench
+//! cargo run --release --example compare -- --rounds 3
+//! cargo run --release --example compare -- --rounds 1 --scenarios 1:1-16B,reqrep-16B
+//! cargo run --release --example compare -- --server 'other=/path/to/server -p {port}'
+//! ```
+//!
+//! Linux only (it reads `/proc`). Servers listen on 127.0.0.1 only.
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One benchmark scenario: bench flags, and how many messages the servers deliver.
+struct Scenario {
+    name: &'static str,
+    args: &'static [&'static str],
+    /// Messages delivered to subscribers (or received, for publish-only).
+    deliveries: u64,
+    fan_out: bool,
+}
+
+const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "pub-16B",
+        args: &["-np", "1", "-ns", "0", "-n", "5000000", "-ms", "16"],
+        deliveries: 5_000_000,
+        fan_out: false,
+    },
+    Scenario {
+        name: "1:1-16B",
+        args: &["-np", "1", "-ns", "1", "-n", "3000000", "-ms", "16"],
+        deliveries: 3_000_000,
+        fan_out: false,
+    },
+    Scenario {
+        name: "1:5-16B",
+        args: &["-np", "1", "-ns", "5", "-n", "1000000", "-ms", "16"],
+        deliveries: 5_000_000,
+        fan_out: true,
+    },
+    Scenario {
+        name: "5:5-16B",
+        args: &["-np", "5", "-ns", "5", "-n", "1000000", "-ms", "16"],
+        deliveries: 5_000_000,
+        fan_out: false,
+    },
+    Scenario {
+        name: "10:100-1000B",
+        args: &["-np", "10", "-ns", "100", "-n", "100000", "-ms", "1000"],
+        deliveries: 10_000_000,
+        fan_out: true,
+    },
+    Scenario {
+        name: "10:1000-1000B",
+        args: &["-np", "10", "-ns", "1000", "-n", "20000", "-ms", "1000"],
+        deliveries: 20_000_000,
+        fan_out: true,
+    },
+    Scenario {
+        name: "1:1-64KiB",
+        args: &["-np", "1", "-ns", "1", "-n", "20000", "-ms", "65536"],
+        deliveries: 20_000,
+        fan_out: false,
+    },
+    Scenario {
+        name: "reqrep-16B",
+        args: &["--reqrep", "-n", "20000", "-ms", "16"],
+        deliveries: 40_000,
+        fan_out: false,
+    },
+];
+
+/// A server under test: a name and a command line with `{port}` for the client port.
+#[derive(Clone)]
+struct ServerSpec {
+    name: String,
+    command: Vec<String>,
+}
+
+struct Options {
+    rounds: usize,
+    scenarios: Vec<&'static Scenario>,
+    servers: Vec<ServerSpec>,
+    out_dir: PathBuf,
+    doc: PathBuf,
+    bench: PathBuf,
+}
+
+fn die(msg: &str) -> ! {
+    eprintln!("compare: {msg}");
+    std::process::exit(1)
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn parse_options() -> Options {
+    let root = root();
+    let mut rounds = 3;
+    let mut names: Option<Vec<String>> = None;
+    let mut extra: Vec<ServerSpec> = Vec::new();
+    let mut nats = which("nats-server")
+        .or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.exists()));
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = || {
+            it.next()
+                .unwrap_or_else(|| die(&format!("{arg} needs a value")))
+        };
+        match arg.as_str() {
+            "--rounds" => {
+                rounds = value()
+                    .parse()
+                    .unwrap_or_else(|_| die("--rounds: a number"))
+            }
+            "--scenarios" => names = Some(value().split(',').map(str::to_owned).collect()),
+            "--nats-server" => nats = Some(PathBuf::from(value())),
+            "--no-nats-server" => nats = None,
+            "--server" => {
+                let v = value();
+                let (name, cmd) = v
+                    .split_once('=')
+                    .unwrap_or_else(|| die("--server NAME=COMMAND (with {port})"));
+                extra.push(ServerSpec {
+                    name: name.into(),
+                    command: cmd.split_whitespace().map(str::to_owned).collect(),
+                });
+            }
+            "-h" | "--help" => {
+                println!(
+                    "usage: compare [--rounds N] [--scenarios a,b] [--nats-server PATH | \
+                     --no-nats-server] [--server NAME=COMMAND-with-{{port}}]...\nscenarios: {}",
+                    SCENARIOS
+                        .iter()
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                std::process::exit(0);
+            }
+            other => die(&format!("unknown argument {other} (see --help)")),
+        }
+    }
+    let scenarios: Vec<&Scenario> = match names {
+        None => SCENARIOS.iter().collect(),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                SCENARIOS
+                    .iter()
+                    .find(|s| s.name == n)
+                    .unwrap_or_else(|| die(&format!("unknown scenario {n}")))
+            })
+            .collect(),
+    };
+    let beaver = root.join("target/release/beaver");
+    let bench = root.join("target/release/examples/bench");
+    for p in [&beaver, &bench] {
+        if !p.exists() {
+            die(&format!(
+                "{} is missing: run `cargo build --release --bin beaver --example bench` first",
+                p.display()
+            ));
+        }
+    }
+    let mut servers = vec![ServerSpec {
+        name: "beaver".into(),
+        command: vec![
+            beaver.display().to_string(),
+            "-a".into(),
+            "127.0.0.1".into(),
+            "-p".into(),
+            "{port}".into(),
+        ],
+    }];
+    match nats {
+        Some(p) => servers.push(ServerSpec {
+            name: "nats-server".into(),
+            command: vec![
+                p.display().to_string(),
+                "-a".into(),
+                "127.0.0.1".into(),
+                "-p".into(),
+                "{port}".into(),
+            ],
+        }),
+        None => eprintln!("compare: nats-server not found; measuring without the reference"),
+    }
+    servers.extend(extra);
+    Options {
+        rounds: rounds.max(1),
+        scenarios,
+        servers,
+        out_dir: root.join("docs/benchmarks"),
+        doc: root.join("docs/benchmarks.md"),
+        bench,
+    }
+}
+
+fn which(cmd: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(cmd))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A free loopback port (bound then released; the server binds it right after).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| die(&format!("no free port: {e}")))
+}
+
+struct Running {
+    child: Child,
+    port: u16,
+}
+
+/// Starts a server and waits until it accepts connections.
+fn start(spec: &ServerSpec) -> Running {
+    let port = free_port();
+    let args: Vec<String> = spec
+        .command
+        .iter()
+        .map(|a| a.replace("{port}", &port.to_string()))
+        .collect();
+    let child = Command::new(&args[0])
+        .args(&args[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| die(&format!("cannot start {}: {e}", spec.name)));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            die(&format!("{} did not start listening on {port}", spec.name));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Let it settle (nats-server logs its start-up after listening).
+    std::thread::sleep(Duration::from_millis(200));
+    Running { child, port }
+}
+
+/// CPU seconds (user + system) the process has used, from /proc/PID/stat.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may contain spaces).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the file, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / clock_ticks()
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// Peak resident memory in KiB, from /proc/PID/status.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Runs one scenario against one server; returns the measurement.
+fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
+    let mut server = start(spec);
+    let pid = server.child.id();
+    let cpu_before = cpu_seconds(pid);
+    let json_path =
+        std::env::temp_dir().join(format!("compare-{}-{}.json", std::process::id(), pid));
+    let mut cmd = Command::new(&opts.bench);
+    cmd.args(["-s", &format!("nats://127.0.0.1:{}", server.port)])
+        .args(sc.args)
+        .args(["--json", &json_path.display().to_string()]);
+    if !sc.args.contains(&"--reqrep") {
+        cmd.arg("bench");
+    }
+    let started = Instant::now();
+    let out = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap_or_else(|e| die(&format!("cannot run bench: {e}")));
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds(pid) - cpu_before;
+    let rss = peak_rss_kib(pid);
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        eprintln!(
+            "  {} {}: bench failed: {}{}",
+            spec.name,
+            sc.name,
+            report,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return json!({"server": spec.name, "scenario": sc.name, "ok": false});
+    }
+    let bench: Value = std::fs::read_to_string(&json_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let _ = std::fs::remove_file(&json_path);
+    let rate = bench["aggregate_msgs_per_sec"].as_f64().unwrap_or(0.0);
+    json!({
+        "server": spec.name,
+        "scenario": sc.name,
+        "ok": true,
+        "msgs_per_sec": rate,
+        "cpu_seconds": cpu,
+        "cpu_ns_per_delivery": cpu * 1e9 / sc.deliveries as f64,
+        "peak_rss_kib": rss,
+        "wall_seconds": wall,
+        "latency_us": bench["latency_us"].clone(),
+        "report": report,
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn machine() -> Value {
+    let sh = |c: &str| {
+        Command::new("sh")
+            .args(["-c", c])
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    json!({
+        "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'"),
+        "cpus": sh("nproc"),
+        "memory": sh("grep MemTotal /proc/meminfo | awk '{print $2 \" kB\"}'"),
+        "kernel": sh("uname -sr"),
+        "rustc": sh("rustc --version"),
+        "nats_server": sh("nats-server --version 2>/dev/null || /usr/sbin/nats-server --version"),
+        "date": sh("date -u '+%Y-%m-%d %H:%M UTC'"),
+    })
+}
+
+fn main() {
+    let opts = parse_options();
+    let mut runs: Vec<Value> = Vec::new();
+    for round in 0..opts.rounds {
+        for sc in &opts.scenarios {
+            // Alternate which server goes first, round by round.
+            let mut order: Vec<&ServerSpec> = opts.servers.iter().collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for spec in order {
+                let m = measure(&opts, spec, sc);
+                eprintln!(
+                    "round {} {:>14} {:>12}: {:>12.0} msgs/s  cpu {:>6.2}s  rss {:>7} KiB",
+                    round + 1,
+                    sc.name,
+                    spec.name,
+                    m["msgs_per_sec"].as_f64().unwrap_or(0.0),
+                    m["cpu_seconds"].as_f64().unwrap_or(0.0),
+                    m["peak_rss_kib"].as_u64().unwrap_or(0)
+                );
+                let mut m = m;
+                m["round"] = json!(round + 1);
+                runs.push(m);
+            }
+        }
+    }
+    // Summaries: median and best per (scenario, server).
+    let mut summary: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    for sc in &opts.scenarios {
+        for spec in &opts.servers {
+            let ok: Vec<&Value> = runs
+                .iter()
+                .filter(|r| {
+                    r["scenario"] == sc.name && r["server"] == spec.name.as_str() && r["ok"] == true
+                })
+                .collect();
+            let f = |key: &str| {
+                ok.iter()
+                    .filter_map(|r| r[key].as_f64())
+                    .collect::<Vec<f64>>()
+            };
+            let lat = |p: &str| {
+                ok.iter()
+                    .filter_map(|r| r["latency_us"][p].as_f64())
+                    .collect::<Vec<f64>>()
+            };
+            let rates = f("msgs_per_sec");
+            summary.entry(sc.name.into()).or_default().insert(
+                spec.name.clone(),
+                json!({
+                    "rounds_ok": ok.len(),
+                    "median_msgs_per_sec": median(rates.clone()),
+                    "best_msgs_per_sec": rates.iter().cloned().fold(f64::NAN, f64::max),
+                    "median_cpu_ns_per_delivery": median(f("cpu_ns_per_delivery")),
+                    "max_peak_rss_kib": ok.iter().filter_map(|r| r["peak_rss_kib"].as_u64()).max(),
+                    "median_p50_us": median(lat("p50")),
+                    "median_p99_us": median(lat("p99")),
+                }),
+            );
+        }
+    }
+    // Idle cost per connection: 1,000 connections that subscribed and then do nothing.
+    let idle: Vec<Value> = opts.servers.iter().map(idle_cost).collect();
+    let results = json!({
+        "machine": machine(),
+        "idle_connections": idle,
+        "rounds": opts.rounds,
+        "commands": {
+            "build": "cargo build --release --bin beaver --example bench",
+            "run": format!("cargo run --release --example compare -- --rounds {}", opts.rounds),
+        },
+        "scenarios": opts.scenarios.iter().map(|s| json!({"name": s.name, "bench_args": s.args, "deliveries": s.deliveries})).collect::<Vec<_>>(),
+        "servers": opts.servers.iter().map(|s| json!({"name": s.name, "command": s.command.join(" ")})).collect::<Vec<_>>(),
+        "summary": summary,
+        "runs": runs,
+    });
+    std::fs::create_dir_all(&opts.out_dir).unwrap_or_else(|e| die(&format!("{e}")));
+    let path = opts.out_dir.join("results.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&results).expect("json"))
+        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
+    let table = render(&opts, &results);
+    println!("{table}");
+    write_into_doc(&opts.doc, &table);
+    eprintln!(
+        "wrote {} and the table in {}",
+        path.display(),
+        opts.doc.display()
+    );
+}
+
+/// Resident memory (KiB) and thread count of a process.
+fn rss_and_threads(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("Threads:"))
+}
+
+/// Memory and threads per idle connection: open 1,000 connections that each send CONNECT
+/// and one SUB (and get the PONG that confirms it), then compare with the idle server.
+fn idle_cost(spec: &ServerSpec) -> Value {
+    use std::io::{Read, Write};
+    const N: usize = 1000;
+    let mut server = start(spec);
+    let pid = server.child.id();
+    let (rss0, threads0) = rss_and_threads(pid);
+    let mut conns = Vec::with_capacity(N);
+    for i in 0..N {
+        let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", server.port)) else {
+            break;
+        };
+        let _ = c.set_read_timeout(Some(Duration::from_secs(10)));
+        let _ = write!(
+            c,
+            "CONNECT {{\"verbose\":false}}\r\nSUB idle.{i} 1\r\nPING\r\n"
+        );
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !got.ends_with(b"PONG\r\n") {
+            match c.read(&mut buf) {
+                Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        conns.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (rss1, threads1) = rss_and_threads(pid);
+    let n = conns.len().max(1) as f64;
+    drop(conns);
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let per_conn_kib = (rss1 as f64 - rss0 as f64) / n;
+    eprintln!(
+        "idle {:>12}: {:.1} KiB and {:.2} threads per connection ({} connections)",
+        spec.name,
+        per_conn_kib,
+        (threads1 as f64 - threads0 as f64) / n,
+        n
+    );
+    json!({
+        "server": spec.name,
+        "connections": n,
+        "rss_kib_before": rss0,
+        "rss_kib_after": rss1,
+        "kib_per_connection": per_conn_kib,
+        "threads_before": threads0,
+        "threads_after": threads1,
+    })
+}
+
+/// The markdown summary: one row per scenario, with ratios against nats-server.
+fn render(opts: &Options, results: &Value) -> String {
+    let m = &results["machine"];
+    let mut s = String::new();
+    s.push_str(&format!(
+        "Measured {} on {} ({} CPUs, {}), {}, {}; {}. {} round(s), servers alternating; \
+         medians of the rounds.\n\n",
+        m["date"].as_str().unwrap_or(""),
+        m["cpu"].as_str().unwrap_or(""),
+        m["cpus"].as_str().unwrap_or(""),
+        m["memory"].as_str().unwrap_or(""),
+        m["kernel"].as_str().unwrap_or(""),
+        m["rustc"].as_str().unwrap_or(""),
+        m["nats_server"].as_str().unwrap_or("no nats-server"),
+        opts.rounds
+    ));
+    let has_ref = opts.servers.iter().any(|s| s.name == "nats-server");
+    s.push_str("| scenario | beaver msgs/s | nats-server msgs/s | ratio | target | CPU ns/delivery (beaver / nats) | peak RSS MiB (beaver / nats) |\n");
+    s.push_str("| --- | ---: | ---: | ---: | --- | ---: | ---: |\n");
+    let summary = &results["summary"];
+    for sc in &opts.scenarios {
+        let b = &summary[sc.name]["beaver"];
+        let n = &summary[sc.name]["nats-server"];
+        let br = b["median_msgs_per_sec"].as_f64().unwrap_or(f64::NAN);
+        let nr = n["median_msgs_per_sec"].as_f64().unwrap_or(f64::NAN);
+        let ratio = br / nr;
+        let need = if sc.fan_out { 1.25 } else { 1.0 };
+        let target = if !has_ref {
+            "n/a".to_string()
+        } else if ratio >= need {
+            format!("≥ {need}×: met")
+        } else {
+            format!("≥ {need}×: **missed**")
+        };
+        let mib = |v: &Value| {
+            v["max_peak_rss_kib"]
+                .as_u64()
+                .map_or("-".into(), |k| format!("{:.0}", k as f64 / 1024.0))
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {:.2}× | {} | {:.0} / {:.0} | {} / {} |\n",
+            sc.name,
+            group(br),
+            group(nr),
+            ratio,
+            target,
+            b["median_cpu_ns_per_delivery"].as_f64().unwrap_or(f64::NAN),
+            n["median_cpu_ns_per_delivery"].as_f64().unwrap_or(f64::NAN),
+            mib(b),
+            mib(n)
+        ));
+    }
+    for idle in results["idle_connections"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "\nIdle cost, {}: {:.1} KiB of resident memory and {:.2} threads per \
+             connection ({} idle connections, each subscribed once).",
+            idle["server"].as_str().unwrap_or(""),
+            idle["kib_per_connection"].as_f64().unwrap_or(f64::NAN),
+            (idle["threads_after"].as_f64().unwrap_or(0.0)
+                - idle["threads_before"].as_f64().unwrap_or(0.0))
+                / idle["connections"].as_f64().unwrap_or(1.0),
+            idle["connections"].as_f64().unwrap_or(0.0),
+        ));
+    }
+    s.push('\n');
+    if opts.scenarios.iter().any(|s| s.name == "reqrep-16B") {
+        let b = &summary["reqrep-16B"]["beaver"];
+        let n = &summary["reqrep-16B"]["nats-server"];
+        s.push_str(&format!(
+            "\nRequest/reply latency (median of rounds): beaver p50 {:.0} µs, p99 {:.0} µs; \
+             nats-server p50 {:.0} µs, p99 {:.0} µs.\n",
+            b["median_p50_us"].as_f64().unwrap_or(f64::NAN),
+            b["median_p99_us"].as_f64().unwrap_or(f64::NAN),
+            n["median_p50_us"].as_f64().unwrap_or(f64::NAN),
+            n["median_p99_us"].as_f64().unwrap_or(f64::NAN),
+        ));
+    }
+    s
+}
+
+/// 1234567.8 -> "1,234,568".
+fn group(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let digits = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Replaces the text between the results markers in the doc (creating the doc if needed).
+fn write_into_doc(doc: &Path, table: &str) {
+    const BEGIN: &str = "<!-- results:begin -->";
+    const END: &str = "<!-- results:end -->";
+    let text = std::fs::read_to_string(doc)
+        .unwrap_or_else(|_| format!("# Benchmarks\n\n{BEGIN}\n{END}\n"));
+    let new = match (text.find(BEGIN), text.find(END)) {
+        (Some(a), Some(b)) if a < b => {
+            format!("{}{BEGIN}\n{table}{}", &text[..a], &text[b..])
+        }
+        _ => format!("{text}\n{BEGIN}\n{table}{END}\n"),
+    };
+    std::fs::write(doc, new).unwrap_or_else(|e| die(&format!("{}: {e}", doc.display())));
+}
