@@ -12,6 +12,8 @@
 //! - [`outbound`]: the per-client lock-free outbound queue and the batches it carries;
 //! - [`writer`]: the fixed pool of writer threads that drain queues into sockets;
 //! - [`server`]: shared state, the acceptor, start-up and shutdown;
+//! - [`monitor`]: the HTTP monitoring endpoints (`/varz`, `/connz`, `/subsz`, ...,
+//!   `/metrics`), as nats-server serves them;
 //! - [`config`], [`logging`]: Config.toml, the command line, and nats-server-style logs.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -19,6 +21,7 @@
 pub mod client;
 pub mod config;
 pub mod logging;
+pub mod monitor;
 pub mod outbound;
 pub mod protocol;
 pub mod server;

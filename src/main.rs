@@ -2,7 +2,7 @@
 
 use beaver::config::{Cli, Config};
 use beaver::protocol::NATS_VERSION;
-use beaver::server::{Server, VERSION};
+use beaver::server::{Server, StartError, VERSION};
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -36,8 +36,12 @@ fn main() -> ExitCode {
     let (host, port) = (config.host.clone(), config.port);
     let server = match Server::start(config) {
         Ok(s) => s,
-        Err(e) => {
+        Err(StartError::Listen(e)) => {
             log::error!("Error listening on port: {host}:{port}, \"{e}\"");
+            return ExitCode::from(1);
+        }
+        Err(e @ StartError::Monitor(_)) => {
+            log::error!("{e}");
             return ExitCode::from(1);
         }
     };
@@ -45,11 +49,8 @@ fn main() -> ExitCode {
     log::info!("  Name:     {}", shared.server_name);
     log::info!("  ID:       {}", shared.server_id);
     log::info!("  Writers:  {writers}");
-    if shared.config.http_port != 0 {
-        log::warn!(
-            "Monitoring (http_port {}) is not implemented yet; ignoring it",
-            shared.config.http_port
-        );
+    if let Some(monitor) = server.monitor() {
+        log::info!("Starting http monitor on {}", monitor.display_addr());
     }
     log::info!(
         "Listening for client connections on {}",

@@ -31,7 +31,7 @@ use rustc_hash::FxHashMap;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 /// Why a connection was closed; the strings are nats-server's (`ClosedState`), as shown by
 /// its logs and its monitoring endpoints.
@@ -98,28 +98,44 @@ impl CloseReason {
         }
     }
 
+    /// Every reason, in declaration order (`ALL[r.index()] == r`).
+    pub const ALL: [CloseReason; 17] = [
+        CloseReason::ClientClosed,
+        CloseReason::AuthenticationTimeout,
+        CloseReason::AuthenticationViolation,
+        CloseReason::SlowConsumerPendingBytes,
+        CloseReason::SlowConsumerWriteDeadline,
+        CloseReason::WriteError,
+        CloseReason::ReadError,
+        CloseReason::ParseError,
+        CloseReason::StaleConnection,
+        CloseReason::ProtocolViolation,
+        CloseReason::BadClientProtocolVersion,
+        CloseReason::MaxConnectionsExceeded,
+        CloseReason::MaxPayloadExceeded,
+        CloseReason::MaxControlLineExceeded,
+        CloseReason::ServerShutdown,
+        CloseReason::NoRespondersRequiresHeaders,
+        CloseReason::ServerError,
+    ];
+
+    /// This reason's position in [`CloseReason::ALL`] (0-based), for arrays of counters
+    /// indexed by reason.
+    pub fn index(self) -> usize {
+        self as usize - 1
+    }
+
+    /// Whether the client was closed as a slow consumer (nats-server's `slow_consumers`
+    /// counts both kinds).
+    pub fn is_slow_consumer(self) -> bool {
+        matches!(
+            self,
+            CloseReason::SlowConsumerPendingBytes | CloseReason::SlowConsumerWriteDeadline
+        )
+    }
+
     fn from_u8(v: u8) -> Option<Self> {
-        use CloseReason::*;
-        const ALL: [CloseReason; 17] = [
-            ClientClosed,
-            AuthenticationTimeout,
-            AuthenticationViolation,
-            SlowConsumerPendingBytes,
-            SlowConsumerWriteDeadline,
-            WriteError,
-            ReadError,
-            ParseError,
-            StaleConnection,
-            ProtocolViolation,
-            BadClientProtocolVersion,
-            MaxConnectionsExceeded,
-            MaxPayloadExceeded,
-            MaxControlLineExceeded,
-            ServerShutdown,
-            NoRespondersRequiresHeaders,
-            ServerError,
-        ];
-        ALL.into_iter().find(|r| *r as u8 == v)
+        Self::ALL.into_iter().find(|r| *r as u8 == v)
     }
 }
 
@@ -169,14 +185,90 @@ impl MsgCounter {
     }
 }
 
+/// A copy of a [`ClientStats`] at one moment: messages and payload bytes in each direction.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Traffic {
+    /// Messages received from the client(s).
+    pub in_msgs: u64,
+    /// Their payload bytes (headers included).
+    pub in_bytes: u64,
+    /// Messages delivered to the client(s).
+    pub out_msgs: u64,
+    /// Their payload bytes (headers included).
+    pub out_bytes: u64,
+}
+
+impl Traffic {
+    /// Adds `other` to these counts (saturating: the sums are statistics).
+    pub fn add(&mut self, other: Traffic) {
+        self.in_msgs = self.in_msgs.saturating_add(other.in_msgs);
+        self.in_bytes = self.in_bytes.saturating_add(other.in_bytes);
+        self.out_msgs = self.out_msgs.saturating_add(other.out_msgs);
+        self.out_bytes = self.out_bytes.saturating_add(other.out_bytes);
+    }
+
+    /// What `self` has more than `earlier` (counters only grow).
+    fn since(self, earlier: Traffic) -> Traffic {
+        Traffic {
+            in_msgs: self.in_msgs.saturating_sub(earlier.in_msgs),
+            in_bytes: self.in_bytes.saturating_sub(earlier.in_bytes),
+            out_msgs: self.out_msgs.saturating_sub(earlier.out_msgs),
+            out_bytes: self.out_bytes.saturating_sub(earlier.out_bytes),
+        }
+    }
+}
+
+impl ClientStats {
+    /// The counters now (each read Relaxed: the four values may be from slightly different
+    /// moments while traffic flows, as with nats-server's separate atomics).
+    pub fn snapshot(&self) -> Traffic {
+        let (in_msgs, in_bytes) = self.inbound.get();
+        let (out_msgs, out_bytes) = self.outbound.get();
+        Traffic {
+            in_msgs,
+            in_bytes,
+            out_msgs,
+            out_bytes,
+        }
+    }
+
+    /// Adds `t` to the counters.
+    pub fn add(&self, t: Traffic) {
+        if t.in_msgs > 0 || t.in_bytes > 0 {
+            self.inbound.add(t.in_msgs, t.in_bytes);
+        }
+        if t.out_msgs > 0 || t.out_bytes > 0 {
+            self.outbound.add(t.out_msgs, t.out_bytes);
+        }
+    }
+}
+
 /// The shared part of a client connection. See the module docs.
 pub struct Client {
     /// Connection id (`cid`, `client_id` in `INFO`), unique per server run.
     pub cid: u64,
     /// The client's address.
     pub addr: SocketAddr,
-    /// When the connection was accepted.
+    /// When the connection was accepted (wall clock, for monitoring).
     pub start: SystemTime,
+    /// The same moment on the monotonic clock; `last_activity` counts from it.
+    start_instant: Instant,
+    /// When the client last published, (un)subscribed or sent `CONNECT`, in nanoseconds
+    /// since `start_instant` (nats-server's `last`, shown by `/connz` as `last_activity`).
+    /// Stored by the client's reader at most once per read; read by monitoring. Relaxed: a
+    /// statistic that publishes nothing else, and a monitoring read that races with a store
+    /// just shows the previous activity.
+    last_activity: AtomicU64,
+    /// The last measured round trip in nanoseconds, 0 until measured (nats-server's `rtt`):
+    /// from accept to `CONNECT`, then from each server `PING` to the client's `PONG`. Stored
+    /// by the reader, read by monitoring; Relaxed for the same reason as `last_activity`.
+    rtt: AtomicU64,
+    /// The server's totals of departed connections, which this client's counters join when
+    /// it leaves (see [`Client::settle`] and the `Drop` impl).
+    departed: Arc<ClientStats>,
+    /// What [`Client::settle`] added to `departed`, so that `Drop` adds only what came later.
+    /// Locked once, by the reader when it finishes; `Drop` has exclusive access.
+    settled: Mutex<Option<Traffic>>,
     /// The writers' handle on the socket (a clone of the reader's). Also used to shut the
     /// socket down, which is how any thread wakes the blocked reader. Dropped (set to
     /// `None`) once the socket is shut, so a `Client` that lingers in some thread's match
@@ -222,11 +314,17 @@ impl Client {
         stream: TcpStream,
         doorbell: Sender<Ready>,
         max_pending: usize,
+        departed: Arc<ClientStats>,
     ) -> Self {
         Client {
             cid,
             addr,
             start: SystemTime::now(),
+            start_instant: Instant::now(),
+            last_activity: AtomicU64::new(0),
+            rtt: AtomicU64::new(0),
+            departed,
+            settled: Mutex::new(None),
             stream: RwLock::new(Some(stream)),
             outbound: Outbound::new(),
             write: Mutex::new(WriteState::default()),
@@ -268,6 +366,57 @@ impl Client {
                 version: version.to_owned(),
             };
         }
+    }
+
+    /// The client's name, lang and version from `CONNECT` (each empty if not given).
+    pub fn identity(&self) -> (String, String, String) {
+        let id = self.identity.lock();
+        (id.name.clone(), id.lang.clone(), id.version.clone())
+    }
+
+    /// Records activity at `now` (see the `last_activity` field). Called by the reader.
+    pub(crate) fn set_last_activity(&self, now: Instant) {
+        let nanos = now.saturating_duration_since(self.start_instant).as_nanos();
+        self.last_activity
+            .store(u64::try_from(nanos).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// When the client was last active (its `start` until it publishes, (un)subscribes or
+    /// sends `CONNECT`).
+    pub fn last_activity(&self) -> SystemTime {
+        let since_start = Duration::from_nanos(self.last_activity.load(Ordering::Relaxed));
+        self.start.checked_add(since_start).unwrap_or(self.start)
+    }
+
+    /// Records a measured round trip (at least 1 ns, as nats-server's `computeRTT`).
+    pub(crate) fn set_rtt(&self, rtt: Duration) {
+        let nanos = u64::try_from(rtt.as_nanos()).unwrap_or(u64::MAX).max(1);
+        self.rtt.store(nanos, Ordering::Relaxed);
+    }
+
+    /// Records the round trip from accept to `now` (at `CONNECT`, as nats-server estimates
+    /// it first).
+    pub(crate) fn set_rtt_since_accept(&self, now: Instant) {
+        self.set_rtt(now.saturating_duration_since(self.start_instant));
+    }
+
+    /// The last measured round trip; zero until one was measured.
+    pub fn rtt(&self) -> Duration {
+        Duration::from_nanos(self.rtt.load(Ordering::Relaxed))
+    }
+
+    /// Adds this client's counters to the server's totals of departed connections, and
+    /// returns them. Called once, by the reader when it finishes (after the last of its
+    /// own `in_*` counts). A publisher that was already past its closing check may still add
+    /// to `out_*` afterwards; `Drop` adds that remainder, so the server's totals end up
+    /// exact and never go down.
+    pub(crate) fn settle(&self) -> Traffic {
+        let mut settled = self.settled.lock();
+        let now = self.stats.snapshot();
+        let before = settled.unwrap_or_default();
+        self.departed.add(now.since(before));
+        *settled = Some(now);
+        now
     }
 
     /// Bytes queued for this client.
@@ -420,6 +569,16 @@ impl Client {
         } else {
             format!("{} - cid:{} - {:?}", self.addr, self.cid, ncs)
         }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // The last reference is gone, so every counter update has happened (the reference
+        // count's release/acquire orders them before this). Add what `settle` did not see.
+        let before = self.settled.get_mut().unwrap_or_default();
+        let rest = self.stats.snapshot().since(before);
+        self.departed.add(rest);
     }
 }
 

@@ -98,6 +98,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         writer_stream,
         shared.doorbell.clone(),
         shared.config.max_pending,
+        shared.departed.clone(),
     ));
     shared.clients.insert(cid, client.clone());
     let conn = match Connection::new(shared.clone(), client.clone(), stream) {
@@ -148,6 +149,8 @@ struct Connection {
     rtt_known: bool,
     /// Our PINGs not answered yet.
     pings_out: u32,
+    /// When we sent our last PING, until its PONG measures the round trip.
+    ping_sent: Option<Instant>,
     /// When the ping timer next fires.
     next_ping_check: Instant,
     /// Clean-up done (see `finish` and the `Drop` impl).
@@ -180,6 +183,7 @@ impl Connection {
             last_remote_ping: None,
             rtt_known: false,
             pings_out: 0,
+            ping_sent: None,
             next_ping_check: Instant::now() + first_ping,
             first_ping_pending: true,
             finished: false,
@@ -397,6 +401,10 @@ impl Connection {
             ClientOp::Pong => {
                 self.pings_out = 0;
                 self.rtt_known = true;
+                // nats-server's processPong: the round trip since our PING.
+                if let Some(sent) = self.ping_sent.take() {
+                    self.client.set_rtt(sent.elapsed());
+                }
                 Ok(())
             }
             ClientOp::Connect(json) => self.on_connect(json),
@@ -439,6 +447,8 @@ impl Connection {
         }
         self.active = true;
         self.rtt_known = true;
+        // nats-server's first RTT estimate: from accept to CONNECT (computeRTT(c.start)).
+        self.client.set_rtt_since_accept(Instant::now());
         self.parser.set_headers(self.opts.headers);
         self.client.set_headers(self.opts.headers);
         self.client
@@ -664,8 +674,11 @@ impl Connection {
     fn check_ping(&mut self) -> Result<(), Closing> {
         let now = Instant::now();
         if self.active {
+            // At most once per read: the reader's own copy for the ping timer, and the
+            // client's for monitoring (one Relaxed store).
             self.active = false;
             self.last_activity = now;
+            self.client.set_last_activity(now);
         }
         // (A read timeout never fires early, but allow for clock granularity.)
         if now + std::time::Duration::from_millis(5) < self.next_ping_check {
@@ -696,6 +709,7 @@ impl Connection {
             ));
         }
         self.pings_out += 1;
+        self.ping_sent = Some(now);
         self.send_traced(protocol::PING, "PING");
         Ok(())
     }
@@ -709,7 +723,9 @@ impl Connection {
     }
 
     /// Ends the connection: flush the last output, close gracefully (the writer writes what
-    /// is queued, then shuts the socket), remove the subscriptions, unregister.
+    /// is queued, then shuts the socket), remove the subscriptions, then leave the server
+    /// (`Shared::depart`: unregister, add the counters to the server's totals, keep a
+    /// snapshot for `/connz?state=closed`).
     fn finish(&mut self, reason: CloseReason) {
         if std::mem::replace(&mut self.finished, true) {
             return;
@@ -725,8 +741,8 @@ impl Connection {
         }
         // One generation bump for all of them (see `Sublist::remove_many`).
         self.shared.sublist.remove_many(subs.iter());
-        self.shared.clients.remove(&self.client.cid);
         let reason = self.client.close_reason().unwrap_or(reason);
+        self.shared.depart(&self.client, reason, &subs);
         log::debug!(
             "{} - Client connection closed: {}",
             self.client.log_prefix(),

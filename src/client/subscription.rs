@@ -71,6 +71,22 @@ impl Subscription {
         self.delivered.load(Ordering::SeqCst)
     }
 
+    /// The auto-unsubscribe limit (`UNSUB <sid> <max>`), 0 when there is none.
+    pub fn max(&self) -> u64 {
+        self.max.load(Ordering::SeqCst)
+    }
+
+    /// Messages delivered so far, as monitoring shows them (nats-server's `msgs`): the
+    /// delivered count, which never passes the auto-unsubscribe limit. (`delivered` may
+    /// briefly count a claim over the limit that was not delivered.)
+    pub fn msgs(&self) -> u64 {
+        let delivered = self.delivered();
+        match self.max() {
+            0 => delivered,
+            max => delivered.min(max),
+        }
+    }
+
     /// Counts one delivery and checks the auto-unsubscribe limit.
     ///
     /// SeqCst on the counter and the limit (here and in [`Self::set_max`]) makes this the

@@ -41,7 +41,7 @@ pub struct Cli {
     )]
     pub name: Option<String>,
 
-    /// HTTP monitoring port (accepted; monitoring is not served yet)
+    /// HTTP monitoring port (-1 for a random port; 0, the default, disables monitoring)
     #[arg(
         short = 'm',
         long = "http_port",

@@ -20,6 +20,8 @@ pub(super) struct FileConfig {
     port: Option<Spanned<i64>>,
     server_name: Option<Spanned<String>>,
     http_port: Option<Spanned<i64>>,
+    http_host: Option<Spanned<String>>,
+    max_closed_clients: Option<Spanned<i64>>,
     max_payload: Option<Spanned<Size>>,
     max_control_line: Option<Spanned<Size>>,
     max_connections: Option<Spanned<i64>>,
@@ -171,6 +173,13 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
     }
     if let Some(v) = file.http_port {
         config.http_port = int_in!("http_port", v, -1, 65535) as i32;
+    }
+    if let Some(v) = file.http_host {
+        config.http_host = Some(v.into_inner());
+    }
+    if let Some(v) = file.max_closed_clients {
+        config.max_closed_clients =
+            int_in!("max_closed_clients", v, 0, i64::from(i32::MAX)) as usize;
     }
     let max_payload_span = file.max_payload.as_ref().map(|v| v.span());
     if let Some(v) = file.max_payload {

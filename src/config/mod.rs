@@ -18,6 +18,10 @@ use std::time::Duration;
 /// representable when added to the clock).
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// Closed connections kept for monitoring by default (nats-server's
+/// `DEFAULT_MAX_CLOSED_CLIENTS`).
+pub const DEFAULT_MAX_CLOSED_CLIENTS: usize = 10_000;
+
 /// Largest `max_payload` accepted (nats-server's `MAX_PAYLOAD_MAX_SIZE`, 64 MiB).
 pub const MAX_PAYLOAD_LIMIT: usize = 64 * 1024 * 1024;
 
@@ -31,8 +35,14 @@ pub struct Config {
     pub port: i32,
     /// Server name (`server_name`, `-n`); defaults to the server id.
     pub server_name: Option<String>,
-    /// Monitoring port (`http_port`, `-m`); 0 disables it. Accepted, served by a later issue.
+    /// Monitoring port (`http_port`, `-m`): 0 disables monitoring (the default), -1 picks a
+    /// random free port, as in nats-server.
     pub http_port: i32,
+    /// Monitoring host (`http_host`; no flag, as in nats-server); defaults to `host`.
+    pub http_host: Option<String>,
+    /// Closed connections kept for `/connz?state=closed` (`max_closed_clients`); 0 means the
+    /// default 10,000, as in nats-server.
+    pub max_closed_clients: usize,
     /// Largest message, headers included, in bytes (`max_payload`). Default 1 MiB.
     pub max_payload: usize,
     /// Longest control line arguments, in bytes (`max_control_line`). Default 4096.
@@ -71,6 +81,8 @@ impl Default for Config {
             port: 4222,
             server_name: None,
             http_port: 0,
+            http_host: None,
+            max_closed_clients: DEFAULT_MAX_CLOSED_CLIENTS,
             max_payload: 1024 * 1024,
             max_control_line: 4096,
             max_connections: 64 * 1024,
@@ -142,6 +154,25 @@ impl Config {
         }
     }
 
+    /// Whether the monitoring endpoints are served (`http_port` is not 0).
+    pub fn monitoring(&self) -> bool {
+        self.http_port != 0
+    }
+
+    /// The monitoring host: `http_host`, or the client `host`.
+    pub fn monitor_host(&self) -> &str {
+        self.http_host.as_deref().unwrap_or(&self.host)
+    }
+
+    /// `max_closed_clients` with 0 meaning the default.
+    pub fn closed_ring_size(&self) -> usize {
+        if self.max_closed_clients == 0 {
+            DEFAULT_MAX_CLOSED_CLIENTS
+        } else {
+            self.max_closed_clients
+        }
+    }
+
     /// `ping_max` with 0 meaning the default.
     pub fn effective_ping_max(&self) -> u32 {
         if self.ping_max == 0 {
@@ -184,6 +215,8 @@ mod tests {
             "port",
             "server_name",
             "http_port",
+            "http_host",
+            "max_closed_clients",
             "max_payload",
             "max_control_line",
             "max_connections",
@@ -218,6 +251,17 @@ mod tests {
         assert_eq!(c.ping_interval, Duration::from_secs(30));
         assert_eq!(c.write_deadline, Duration::from_millis(2500));
         assert_eq!(c.writer_threads(), 3);
+        let c = Config::from_toml(
+            "host = \"0.0.0.0\"\nhttp_port = -1\nhttp_host = \"127.0.0.1\"\nmax_closed_clients = 5\n",
+        )
+        .unwrap();
+        assert!(c.monitoring());
+        assert_eq!(c.monitor_host(), "127.0.0.1");
+        assert_eq!(c.closed_ring_size(), 5);
+        let c = Config::from_toml("host = \"::1\"\nmax_closed_clients = 0\n").unwrap();
+        assert!(!c.monitoring());
+        assert_eq!(c.monitor_host(), "::1");
+        assert_eq!(c.closed_ring_size(), 10_000);
     }
 
     #[test]
@@ -251,5 +295,9 @@ mod tests {
         );
         let e = Config::from_toml("max_payload = 0\n").unwrap_err();
         assert!(e.message.contains("max_payload"), "{e}");
+        let e = Config::from_toml("max_closed_clients = -1\n").unwrap_err();
+        assert!(e.message.contains("max_closed_clients"), "{e}");
+        let e = Config::from_toml("http_host = 1\n").unwrap_err();
+        assert!(e.message.contains("http_host"), "{e}");
     }
 }

@@ -71,33 +71,52 @@ impl Formatter for GoFormatter {
     where
         W: ?Sized + io::Write,
     {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let escape: &[u8] = match c {
-                '<' => br"\u003c",
-                '>' => br"\u003e",
-                '&' => br"\u0026",
-                '\u{2028}' => br"\u2028",
-                '\u{2029}' => br"\u2029",
-                _ => continue,
-            };
-            writer.write_all(&fragment.as_bytes()[start..i])?;
-            writer.write_all(escape)?;
-            start = i + c.len_utf8();
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
+        go_write_string_fragment(writer, fragment)
     }
 
     fn write_char_escape<W>(&mut self, writer: &mut W, char_escape: CharEscape) -> io::Result<()>
     where
         W: ?Sized + io::Write,
     {
-        match char_escape {
-            // Go 1.19 has no short forms for these two.
-            CharEscape::Backspace => writer.write_all(br"\u0008"),
-            CharEscape::FormFeed => writer.write_all(br"\u000c"),
-            other => CompactFormatter.write_char_escape(writer, other),
-        }
+        go_write_char_escape(writer, char_escape)
+    }
+}
+
+/// Writes an unescaped run of a JSON string as Go's `encoding/json` does: `<`, `>`, `&`,
+/// U+2028 and U+2029 as `\u` escapes (see the module docs). Shared with the monitoring
+/// endpoints, whose JSON is Go's too.
+pub(crate) fn go_write_string_fragment<W>(writer: &mut W, fragment: &str) -> io::Result<()>
+where
+    W: ?Sized + io::Write,
+{
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        let escape: &[u8] = match c {
+            '<' => br"\u003c",
+            '>' => br"\u003e",
+            '&' => br"\u0026",
+            '\u{2028}' => br"\u2028",
+            '\u{2029}' => br"\u2029",
+            _ => continue,
+        };
+        writer.write_all(&fragment.as_bytes()[start..i])?;
+        writer.write_all(escape)?;
+        start = i + c.len_utf8();
+    }
+    writer.write_all(&fragment.as_bytes()[start..])
+}
+
+/// Writes a character escape as Go 1.19's `encoding/json` does (no short forms for
+/// backspace and form feed).
+pub(crate) fn go_write_char_escape<W>(writer: &mut W, char_escape: CharEscape) -> io::Result<()>
+where
+    W: ?Sized + io::Write,
+{
+    match char_escape {
+        // Go 1.19 has no short forms for these two.
+        CharEscape::Backspace => writer.write_all(br"\u0008"),
+        CharEscape::FormFeed => writer.write_all(br"\u000c"),
+        other => CompactFormatter.write_char_escape(writer, other),
     }
 }
 

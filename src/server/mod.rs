@@ -5,9 +5,18 @@
 //! - **reader threads** (one per client) parse and route ([`crate::client`]);
 //! - **writer threads** (a fixed pool) drain outbound queues into sockets ([`crate::writer`]).
 //!
+//! - the **monitor** (`-m`), when enabled, serves the HTTP endpoints ([`crate::monitor`]).
+//!
+//! ## Departures
+//! A connection's reader, when it finishes, calls [`Shared::depart`]: under the closed-ring
+//! lock it unregisters the client, adds the client's counters to the totals of departed
+//! connections, and keeps a snapshot of it in the ring of closed connections. Monitoring
+//! reads the registry and those totals under the same lock, so a connection that leaves is
+//! counted once: never in both, never in neither.
+//!
 //! ## Shutdown protocol
-//! [`Server::shutdown`]: (1) set `shutting_down` and wake the acceptor with a connection to
-//! itself, so it stops accepting; (2) close every client gracefully: each gets a close marker
+//! [`Server::shutdown`]: (1) set `shutting_down`, stop the monitoring thread, and wake the
+//! acceptor with a connection to itself, so it stops accepting; (2) close every client gracefully: each gets a close marker
 //! behind what is already queued, so writers flush accepted output first and then shut the
 //! socket, which wakes its reader, which removes its subscriptions and unregisters; (3) wait
 //! until every reader is gone, up to [`SHUTDOWN_GRACE`], then shut any straggler's socket at
@@ -16,20 +25,22 @@
 mod acceptor;
 
 use crate::client::StallPolicy;
-use crate::client::{Client, CloseReason, Subscription};
+use crate::client::{Client, ClientStats, CloseReason, Subscription, Traffic};
 use crate::config::Config;
+use crate::monitor::{ClosedConn, ClosedConnections, Monitor};
 use crate::outbound::BatchPool;
 use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION};
 use crate::subjects::Sublist;
 use crate::writer::{Ready, WriterPool};
 use crossbeam_channel::Sender;
 use dashmap::DashMap;
+use parking_lot::Mutex;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How long shutdown waits for queued output to be written before cutting connections.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -60,6 +71,20 @@ pub struct Shared {
     pub server_name: String,
     /// The address clients connect to.
     pub local_addr: SocketAddr,
+    /// When the server started (wall clock: `/varz` `start`).
+    pub start: SystemTime,
+    /// The same moment on the monotonic clock (uptime).
+    pub start_instant: Instant,
+    /// Messages and bytes of the connections that have left (see [`Shared::depart`]); open
+    /// connections keep their own counters, summed on request.
+    pub departed: Arc<ClientStats>,
+    /// The last `max_closed_clients` closed connections (`/connz?state=closed`). Its lock
+    /// also makes departures atomic for monitoring (see the module docs). Lock order: this,
+    /// then the registry's shard locks; nothing else is taken under it.
+    pub closed: Mutex<ClosedConnections>,
+    /// Connections closed, per [`CloseReason`] (indexed by `CloseReason::index`). Relaxed:
+    /// statistics.
+    closed_by_reason: [AtomicU64; CloseReason::ALL.len()],
     next_cid: AtomicU64,
     shutting_down: AtomicBool,
 }
@@ -69,6 +94,64 @@ impl Shared {
     pub fn next_cid(&self) -> u64 {
         // Relaxed: only uniqueness matters.
         self.next_cid.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Connections accepted since start (`/varz` `total_connections`): every accepted
+    /// connection took one cid, refused ones (over `max_connections`) included, as
+    /// nats-server counts them.
+    pub fn total_connections(&self) -> u64 {
+        // Relaxed: a statistic; cids start at 1.
+        self.next_cid.load(Ordering::Relaxed).saturating_sub(1)
+    }
+
+    /// Connections closed for `reason` so far.
+    pub fn closed_count(&self, reason: CloseReason) -> u64 {
+        self.closed_by_reason[reason.index()].load(Ordering::Relaxed)
+    }
+
+    /// Connections closed as slow consumers (`/varz` `slow_consumers`: by pending bytes or
+    /// by write deadline).
+    pub fn slow_consumers(&self) -> u64 {
+        CloseReason::ALL
+            .into_iter()
+            .filter(|r| r.is_slow_consumer())
+            .map(|r| self.closed_count(r))
+            .sum()
+    }
+
+    /// Open connections, and the messages and bytes of all connections since start: the
+    /// open ones' counters summed, plus the departed ones' totals. Read under the
+    /// closed-ring lock, so that a connection leaving meanwhile is counted exactly once.
+    pub fn connections_and_traffic(&self) -> (usize, Traffic) {
+        let _departures = self.closed.lock();
+        let mut total = self.departed.snapshot();
+        let mut open = 0;
+        for c in self.clients.iter() {
+            open += 1;
+            total.add(c.value().stats.snapshot());
+        }
+        (open, total)
+    }
+
+    /// A connection leaves: called once by its reader when it finishes, after its
+    /// subscriptions were removed (`subs` are the ones it had). Unregisters the client,
+    /// adds its counters to the departed totals and keeps a snapshot of it for
+    /// `/connz?state=closed`, all under the closed-ring lock (see the module docs).
+    pub(crate) fn depart(
+        &self,
+        client: &Arc<Client>,
+        reason: CloseReason,
+        subs: &[Arc<Subscription>],
+    ) {
+        // Everything that takes the client's own locks happens before the ring lock.
+        let mut snapshot = ClosedConn::capture(client, reason, subs, SystemTime::now());
+        {
+            let mut ring = self.closed.lock();
+            self.clients.remove(&client.cid);
+            snapshot.set_traffic(client.settle());
+            ring.push(snapshot);
+        }
+        self.closed_by_reason[reason.index()].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Whether shutdown has started.
@@ -102,13 +185,46 @@ pub struct Server {
     shared: Arc<Shared>,
     acceptor: Option<JoinHandle<()>>,
     writers: Option<WriterPool>,
+    monitor: Option<Monitor>,
+}
+
+/// Why [`Server::start`] failed.
+#[derive(Debug)]
+pub enum StartError {
+    /// The client port could not be bound, or a thread not started.
+    Listen(io::Error),
+    /// The monitoring port could not be bound (nats-server: "Can't start monitoring").
+    Monitor(io::Error),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Listen(e) => write!(f, "{e}"),
+            StartError::Monitor(e) => write!(f, "Can't start monitoring: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+impl From<io::Error> for StartError {
+    fn from(e: io::Error) -> Self {
+        StartError::Listen(e)
+    }
 }
 
 impl Server {
-    /// Binds the client port and starts the acceptor and the writer pool.
-    pub fn start(config: Config) -> io::Result<Server> {
+    /// Binds the client port (and the monitoring port when `http_port` is set), and starts
+    /// the acceptor, the writer pool and the monitoring thread.
+    pub fn start(config: Config) -> Result<Server, StartError> {
         let listener = bind(&config.host, config.bind_port())?;
         let local_addr = listener.local_addr()?;
+        let monitor_listener = if config.monitoring() {
+            Some(Monitor::bind(&config).map_err(StartError::Monitor)?)
+        } else {
+            None
+        };
         // The ready queue is bounded, so that handing a client to the writers never
         // allocates (an unbounded channel allocates a block every 31 sends). A client is in
         // it at most once (it holds its scheduled token meanwhile), so room for every
@@ -153,16 +269,29 @@ impl Server {
             doorbell: ready_tx,
             stall,
             local_addr,
+            start: SystemTime::now(),
+            start_instant: Instant::now(),
+            departed: Arc::new(ClientStats::default()),
+            closed: Mutex::new(ClosedConnections::new(config.closed_ring_size())),
+            closed_by_reason: std::array::from_fn(|_| AtomicU64::new(0)),
             next_cid: AtomicU64::new(1),
             shutting_down: AtomicBool::new(false),
             config,
         });
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
-        Ok(Server {
+        let mut server = Server {
             shared,
             acceptor: Some(acceptor),
             writers: Some(writers),
-        })
+            monitor: None,
+        };
+        // Started after the acceptor, so that `/healthz` answering means clients can connect.
+        // (On failure, dropping `server` shuts down what was started.)
+        if let Some(l) = monitor_listener {
+            let monitor = Monitor::spawn(l, server.shared.clone()).map_err(StartError::Monitor)?;
+            server.monitor = Some(monitor);
+        }
+        Ok(server)
     }
 
     /// The bound client address (with the real port when started with port -1).
@@ -175,6 +304,11 @@ impl Server {
         &self.shared
     }
 
+    /// The monitoring server, when `http_port` is set.
+    pub fn monitor(&self) -> Option<&Monitor> {
+        self.monitor.as_ref()
+    }
+
     /// Graceful shutdown; see the module docs.
     pub fn shutdown(mut self) {
         self.stop();
@@ -184,7 +318,10 @@ impl Server {
         if self.shared.shutting_down.swap(true, Ordering::AcqRel) {
             return;
         }
-        // (1) Stop accepting.
+        // (1) Stop monitoring and accepting.
+        if let Some(m) = self.monitor.take() {
+            m.stop();
+        }
         if let Some(acceptor) = self.acceptor.take() {
             let _ = TcpStream::connect_timeout(
                 &wake_addr(self.shared.local_addr),

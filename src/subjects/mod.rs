@@ -14,7 +14,7 @@ mod sublist;
 mod trie;
 
 pub use cache::{MatchCache, DEFAULT_CAPACITY as MATCH_CACHE_CAPACITY};
-pub use sublist::{MatchResult, Sublist, SublistError, Subscriber};
+pub use sublist::{MatchResult, Sublist, SublistError, SublistStats, Subscriber};
 
 /// The token separator.
 pub const TSEP: u8 = b'.';
@@ -75,6 +75,23 @@ pub fn is_matchable_publish_subject(subject: &[u8]) -> bool {
     !subject.is_empty() && tokens(subject).all(|t| !t.is_empty())
 }
 
+/// Whether a message published to the literal subject `literal` reaches a subscription to
+/// `pattern` (nats-server's `matchLiteral`, used by `/subsz?test=`): `*` matches exactly one
+/// token, `>` one or more trailing tokens, anything else itself.
+pub fn subject_matches(literal: &[u8], pattern: &[u8]) -> bool {
+    let mut lit = tokens(literal);
+    for p in tokens(pattern) {
+        if p == [FWC] {
+            return lit.next().is_some();
+        }
+        match lit.next() {
+            Some(l) if p == [PWC] || p == l => {}
+            _ => return false,
+        }
+    }
+    lit.next().is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +115,33 @@ mod tests {
         }
         for bad in ["", "foo.*", "foo.>", "*", ">", "foo..bar", "foo."] {
             assert!(!is_valid_literal_subject(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn literal_against_pattern() {
+        let yes = [
+            ("foo", "foo"),
+            ("foo.bar", "foo.*"),
+            ("foo.bar", "*.bar"),
+            ("foo.bar.baz", "foo.>"),
+            ("foo.bar", ">"),
+            ("foo", "*"),
+            ("foo*.bar", "foo*.bar"),
+        ];
+        for (l, p) in yes {
+            assert!(subject_matches(l.as_bytes(), p.as_bytes()), "{l} ~ {p}");
+        }
+        let no = [
+            ("foo", "bar"),
+            ("foo", "foo.>"),
+            ("foo.bar", "foo"),
+            ("foo", "foo.bar"),
+            ("foo.bar.baz", "foo.*"),
+            ("foox.bar", "foo*.bar"),
+        ];
+        for (l, p) in no {
+            assert!(!subject_matches(l.as_bytes(), p.as_bytes()), "{l} !~ {p}");
         }
     }
 

@@ -15,6 +15,7 @@
 
 use super::trie::Trie;
 use super::{has_wildcard, is_matchable_publish_subject, is_valid_subscription_subject};
+use crossbeam_utils::CachePadded;
 use dashmap::DashMap;
 use indexmap::IndexMap;
 use parking_lot::RwLock;
@@ -186,6 +187,49 @@ pub struct Sublist<S> {
     /// Match results shared by all readers, tagged with the generation they were computed
     /// for (see [`Sublist::cached_matches`]).
     cache: DashMap<Box<[u8]>, CachedMatch<S>>,
+    /// Counters for monitoring (`/subsz`). On a cache line of their own: `generation`, next
+    /// to `count`, is loaded by every reader for every message, and a counter bumped on a
+    /// match must not invalidate that line in the other readers' caches.
+    counters: CachePadded<Counters>,
+}
+
+/// The sublist's monitoring counters (nats-server's `inserts`, `removes`, `matches`,
+/// `cacheHits`). Relaxed atomics: statistics, read on request, publishing nothing.
+#[derive(Default)]
+struct Counters {
+    inserts: AtomicU64,
+    removes: AtomicU64,
+    matches: AtomicU64,
+    cache_hits: AtomicU64,
+}
+
+/// The sublist's statistics, as `/subsz` shows them (nats-server's `SublistStats`).
+///
+/// A *match* is a lookup that reached this shared table: a reader's private cache missed
+/// (see [`super::MatchCache`]) and the reader asked the table, either straight
+/// ([`Sublist::matches_into`], a subject seen once) or through the shared cache
+/// ([`Sublist::cached_matches`]). Lookups answered by a reader's private cache are not
+/// counted: counting them would put a shared atomic on every message. nats-server counts
+/// the same thing, for the same reason: its per-client caches are not counted either.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SublistStats {
+    /// Subscriptions in the table.
+    pub subscriptions: usize,
+    /// Subjects in the shared match cache with a result for the current generation.
+    pub cache_entries: usize,
+    /// Subscriptions ever inserted.
+    pub inserts: u64,
+    /// Subscriptions ever removed.
+    pub removes: u64,
+    /// Lookups that reached the table (see above).
+    pub matches: u64,
+    /// Of those, the ones answered by the shared cache.
+    pub cache_hits: u64,
+    /// Largest fan-out among the current cache entries: plain subscriptions plus queue
+    /// groups (a group counts once, as in nats-server).
+    pub max_fanout: usize,
+    /// Sum of the fan-outs of the current cache entries.
+    pub total_fanout: usize,
 }
 
 /// A shared cache entry: the generation it was computed for, and the result.
@@ -203,6 +247,7 @@ impl<S> Default for Sublist<S> {
             count: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             cache: DashMap::new(),
+            counters: CachePadded::new(Counters::default()),
         }
     }
 }
@@ -250,6 +295,7 @@ impl<S: Subscriber> Sublist<S> {
                 .add(queue.as_deref(), sub);
         }
         self.count.fetch_add(1, Ordering::Relaxed);
+        self.counters.inserts.fetch_add(1, Ordering::Relaxed);
         self.bump();
         Ok(())
     }
@@ -298,6 +344,7 @@ impl<S: Subscriber> Sublist<S> {
         };
         if removed {
             self.count.fetch_sub(1, Ordering::Relaxed);
+            self.counters.removes.fetch_add(1, Ordering::Relaxed);
         }
         removed
     }
@@ -313,7 +360,16 @@ impl<S: Subscriber> Sublist<S> {
     }
 
     /// Like [`Sublist::matches`], into `result` (cleared first), reusing its vectors' capacity.
+    ///
+    /// Counts one match for monitoring (see [`SublistStats`]). Readers call this only when
+    /// their private cache missed, so the count is off the per-message path.
     pub fn matches_into(&self, subject: &[u8], result: &mut MatchResult<S>) {
+        self.counters.matches.fetch_add(1, Ordering::Relaxed);
+        self.match_uncounted(subject, result);
+    }
+
+    /// The matching itself, not counted (for monitoring's own lookups).
+    fn match_uncounted(&self, subject: &[u8], result: &mut MatchResult<S>) {
         result.clear();
         if !is_matchable_publish_subject(subject) {
             return;
@@ -343,9 +399,12 @@ impl<S: Subscriber> Sublist<S> {
     pub fn cached_matches(&self, subject: &[u8], generation: u64) -> Arc<MatchResult<S>> {
         if let Some(entry) = self.cache.get(subject) {
             if entry.0 == generation {
+                self.counters.matches.fetch_add(1, Ordering::Relaxed);
+                self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
                 return entry.1.clone();
             }
         }
+        // Counted as a match (a miss of the shared cache) by `matches`.
         let result = Arc::new(self.matches(subject));
         if self.cache.len() >= SHARED_CACHE_MAX {
             self.cache.clear();
@@ -366,6 +425,32 @@ impl<S: Subscriber> Sublist<S> {
             entry.value().for_each(&mut f);
         }
         self.wildcard.read().for_each(f);
+    }
+
+    /// The statistics `/subsz` shows (see [`SublistStats`]). Walks the shared cache, one
+    /// shard read lock at a time; meant for monitoring requests, not for the hot path.
+    pub fn stats(&self) -> SublistStats {
+        let generation = self.generation();
+        let mut st = SublistStats {
+            subscriptions: self.count(),
+            inserts: self.counters.inserts.load(Ordering::Relaxed),
+            removes: self.counters.removes.load(Ordering::Relaxed),
+            matches: self.counters.matches.load(Ordering::Relaxed),
+            cache_hits: self.counters.cache_hits.load(Ordering::Relaxed),
+            ..SublistStats::default()
+        };
+        for entry in self.cache.iter() {
+            let (tag, result) = entry.value();
+            // Entries of older generations are stale: they would be recomputed on use.
+            if *tag != generation {
+                continue;
+            }
+            let fanout = result.plain.len() + result.groups.len();
+            st.cache_entries += 1;
+            st.total_fanout += fanout;
+            st.max_fanout = st.max_fanout.max(fanout);
+        }
+        st
     }
 
     /// Number of live trie nodes (root included); 1 when no wildcard subscription exists.
@@ -511,6 +596,45 @@ mod tests {
         sl.insert(sub("c", 2)).unwrap();
         let c = sl.cached_matches(b"c", sl.generation());
         assert_eq!(c.plain.len(), 2, "recomputed for the new generation");
+    }
+
+    #[test]
+    fn monitoring_counters() {
+        let sl = Sublist::new();
+        let a = sub("s.a", 1);
+        let b = sub("s.*", 2);
+        let q = qsub("s.a", "q", 3);
+        for s in [&a, &b, &q] {
+            sl.insert(s.clone()).unwrap();
+        }
+        let mut scratch = MatchResult::default();
+        sl.matches_into(b"s.a", &mut scratch); // a lookup of a subject seen once
+        let g = sl.generation();
+        sl.cached_matches(b"s.a", g); // shared-cache miss
+        sl.cached_matches(b"s.a", g); // hit
+        sl.cached_matches(b"s.b", g); // miss
+        let st = sl.stats();
+        assert_eq!(
+            st,
+            SublistStats {
+                subscriptions: 3,
+                cache_entries: 2,
+                inserts: 3,
+                removes: 0,
+                matches: 4,
+                cache_hits: 1,
+                // s.a: two plain subscriptions and one queue group; s.b: one.
+                max_fanout: 3,
+                total_fanout: 4,
+            }
+        );
+        sl.remove_many([&a, &q]);
+        let st = sl.stats();
+        assert_eq!((st.subscriptions, st.inserts, st.removes), (1, 3, 2));
+        assert_eq!(
+            st.cache_entries, 0,
+            "entries of older generations are stale"
+        );
     }
 
     #[test]

@@ -1,0 +1,462 @@
+//! `GET /connz`: the client connections, open and recently closed (nats-server's `Connz`).
+//!
+//! Query parameters, as nats-server 2.9 decodes them (bad values get a 400 with its
+//! message):
+//! - `sort`: `cid` (default) and `start` ascending by cid; `subs`, `pending`, `msgs_to`,
+//!   `msgs_from`, `bytes_to`, `bytes_from`, `last` (last activity), `idle` descending;
+//!   `uptime` ascending; `stop` (descending) and `reason` (ascending) only with
+//!   `state=closed`. Ties keep cid order.
+//! - `offset`, `limit` (default 1024): paging after sorting.
+//! - `cid=N`: only that connection (`limit` becomes 1).
+//! - `state=open` (default), `closed`, `all` (or `any`).
+//! - `subs=1` adds `subscriptions_list` (subjects), `subs=detail` adds
+//!   `subscriptions_list_detail` (objects).
+//! - `auth`, `user`, `acc`, `mqtt_client`: accepted; beaver has no users or accounts (every
+//!   client is in the global account `$G`), so a `user` or an account other than `$G`
+//!   matches nothing.
+
+use super::closed::ClosedConn;
+use super::json::{go_rtt, is_zero, uptime, GoTime};
+use super::query::{decode_bool, decode_int, decode_subs, decode_uint, Query, SubsMode};
+use crate::client::{Client, Subscription, Traffic};
+use crate::server::Shared;
+use serde::Serialize;
+use std::cmp::{Ordering, Reverse};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// The account every beaver client belongs to: nats-server's global account.
+pub const GLOBAL_ACCOUNT: &str = "$G";
+
+/// Connections listed when `limit` is not given (nats-server's `DefaultConnListSize`).
+pub const DEFAULT_LIMIT: u64 = 1024;
+
+/// One connection in `/connz` (nats-server's `ConnInfo`, same field names and order; empty
+/// optional fields are omitted as Go's `omitempty` does).
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnInfo {
+    /// Connection id.
+    pub cid: u64,
+    /// Always `Client`.
+    pub kind: &'static str,
+    /// Always `nats`.
+    #[serde(rename = "type")]
+    pub conn_type: &'static str,
+    /// The client's IP address.
+    pub ip: String,
+    /// The client's port.
+    pub port: u16,
+    /// When the connection was accepted.
+    pub start: GoTime,
+    /// When it last published, (un)subscribed or sent `CONNECT` (`start` before that).
+    pub last_activity: GoTime,
+    /// When it closed (closed connections only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<GoTime>,
+    /// Why it closed, in nats-server's words (closed connections only).
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub reason: &'static str,
+    /// Last measured round trip, as Go prints durations (`595µs`); `0s` if not measured.
+    pub rtt: String,
+    /// How long it has been (or was) open, as nats-server prints uptimes (`1m2s`).
+    pub uptime: String,
+    /// How long since `last_activity` (until `stop` for a closed connection).
+    pub idle: String,
+    /// Bytes queued for the client.
+    pub pending_bytes: usize,
+    /// Messages received from the client.
+    pub in_msgs: u64,
+    /// Messages delivered to the client.
+    pub out_msgs: u64,
+    /// Payload bytes (headers included) received from the client.
+    pub in_bytes: u64,
+    /// Payload bytes (headers included) delivered to the client.
+    pub out_bytes: u64,
+    /// Number of subscriptions.
+    pub subscriptions: usize,
+    /// `name` from `CONNECT`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// `lang` from `CONNECT`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub lang: String,
+    /// `version` from `CONNECT`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub version: String,
+    /// Subjects of the subscriptions (`subs=1`), in sid order.
+    #[serde(rename = "subscriptions_list", skip_serializing_if = "Vec::is_empty")]
+    pub subs: Vec<String>,
+    /// The subscriptions in detail (`subs=detail`), in sid order.
+    #[serde(
+        rename = "subscriptions_list_detail",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub subs_detail: Vec<SubDetail>,
+}
+
+impl ConnInfo {
+    /// `client` as of `now`, with `num_subs` subscriptions and no subscription lists.
+    pub fn of(client: &Client, now: SystemTime, num_subs: usize) -> ConnInfo {
+        let last = client.last_activity();
+        let since = |t: SystemTime| now.duration_since(t).unwrap_or(Duration::ZERO);
+        let (name, lang, version) = client.identity();
+        let mut info = ConnInfo {
+            cid: client.cid,
+            kind: "Client",
+            conn_type: "nats",
+            ip: client.addr.ip().to_string(),
+            port: client.addr.port(),
+            start: GoTime(client.start),
+            last_activity: GoTime(last),
+            stop: None,
+            reason: "",
+            rtt: go_rtt(client.rtt()),
+            uptime: uptime(since(client.start)),
+            idle: uptime(since(last)),
+            pending_bytes: client.pending_bytes(),
+            in_msgs: 0,
+            out_msgs: 0,
+            in_bytes: 0,
+            out_bytes: 0,
+            subscriptions: num_subs,
+            name,
+            lang,
+            version,
+            subs: Vec::new(),
+            subs_detail: Vec::new(),
+        };
+        info.set_traffic(client.stats.snapshot());
+        info
+    }
+
+    /// Sets the message and byte counters.
+    pub fn set_traffic(&mut self, t: Traffic) {
+        self.in_msgs = t.in_msgs;
+        self.in_bytes = t.in_bytes;
+        self.out_msgs = t.out_msgs;
+        self.out_bytes = t.out_bytes;
+    }
+}
+
+/// One subscription in detail (nats-server's `SubDetail`): in `/connz?subs=detail` and in
+/// `/subsz?subs=1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubDetail {
+    /// The account (`$G`). nats-server omits it in an open connection's `/connz` details.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub account: &'static str,
+    /// The subject.
+    pub subject: String,
+    /// The queue group, if any.
+    #[serde(rename = "qgroup", skip_serializing_if = "String::is_empty")]
+    pub queue: String,
+    /// The subscription id.
+    pub sid: String,
+    /// Messages delivered to it.
+    pub msgs: u64,
+    /// Its auto-unsubscribe limit (`UNSUB <sid> <max>`), omitted when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max: u64,
+    /// The connection it belongs to.
+    pub cid: u64,
+}
+
+impl SubDetail {
+    /// `sub` in detail; with its account filled in or not.
+    pub fn of(sub: &Subscription, with_account: bool) -> SubDetail {
+        SubDetail {
+            account: if with_account { GLOBAL_ACCOUNT } else { "" },
+            subject: String::from_utf8_lossy(&sub.subject).into_owned(),
+            queue: sub
+                .queue
+                .as_deref()
+                .map(|q| String::from_utf8_lossy(q).into_owned())
+                .unwrap_or_default(),
+            sid: String::from_utf8_lossy(&sub.sid).into_owned(),
+            msgs: sub.msgs(),
+            max: sub.max(),
+            cid: sub.client.cid,
+        }
+    }
+}
+
+/// Puts subscriptions in sid order: numeric sids by value, then the others as text.
+/// (nats-server lists them in Go map order, which is random.)
+pub fn sort_subs(subs: &mut [SubDetail]) {
+    subs.sort_by(|a, b| sid_order(&a.sid, &b.sid).then(a.cid.cmp(&b.cid)));
+}
+
+/// Numeric sids by value before other sids, which compare as text.
+pub fn sid_order(a: &str, b: &str) -> Ordering {
+    match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Ok(_), Err(_)) => Ordering::Less,
+        (Err(_), Ok(_)) => Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
+}
+
+/// The `/connz` document.
+#[derive(Debug, Serialize)]
+pub struct Connz {
+    /// This server's id.
+    pub server_id: String,
+    /// When this was computed.
+    pub now: GoTime,
+    /// Connections in `connections`.
+    pub num_connections: usize,
+    /// Connections in the requested state (before `offset`/`limit`).
+    pub total: usize,
+    /// The `offset` applied.
+    pub offset: u64,
+    /// The `limit` applied.
+    pub limit: u64,
+    /// The connections.
+    pub connections: Vec<ConnInfo>,
+}
+
+/// Which connections `state=` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    /// Open connections (default).
+    Open,
+    /// Recently closed connections.
+    Closed,
+    /// Both.
+    All,
+}
+
+/// `/connz` sort orders (nats-server's `SortOpt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    /// `cid` or `start`.
+    Cid,
+    /// `subs`.
+    Subs,
+    /// `pending`.
+    Pending,
+    /// `msgs_to`.
+    OutMsgs,
+    /// `msgs_from`.
+    InMsgs,
+    /// `bytes_to`.
+    OutBytes,
+    /// `bytes_from`.
+    InBytes,
+    /// `last`.
+    Last,
+    /// `idle`.
+    Idle,
+    /// `uptime`.
+    Uptime,
+    /// `stop`.
+    Stop,
+    /// `reason`.
+    Reason,
+}
+
+impl SortBy {
+    /// The option named `s` (empty: the default), if valid.
+    pub fn parse(s: &str) -> Option<SortBy> {
+        Some(match s {
+            "" | "cid" | "start" => SortBy::Cid,
+            "subs" => SortBy::Subs,
+            "pending" => SortBy::Pending,
+            "msgs_to" => SortBy::OutMsgs,
+            "msgs_from" => SortBy::InMsgs,
+            "bytes_to" => SortBy::OutBytes,
+            "bytes_from" => SortBy::InBytes,
+            "last" => SortBy::Last,
+            "idle" => SortBy::Idle,
+            "uptime" => SortBy::Uptime,
+            "stop" => SortBy::Stop,
+            "reason" => SortBy::Reason,
+            _ => return None,
+        })
+    }
+}
+
+/// The decoded query of a `/connz` request.
+#[derive(Debug, Clone)]
+pub struct ConnzOptions {
+    /// `sort`, as given (validated by [`connz`]).
+    pub sort: String,
+    /// `subs`.
+    pub subs: SubsMode,
+    /// `offset` (negative means 0).
+    pub offset: i64,
+    /// `limit` (0 or negative means the default).
+    pub limit: i64,
+    /// `cid` (0: any).
+    pub cid: u64,
+    /// `state`.
+    pub state: ConnState,
+    /// `user` (beaver has no users: non-empty matches nothing).
+    pub user: String,
+    /// `acc` (anything but empty or `$G` matches nothing).
+    pub account: String,
+}
+
+impl ConnzOptions {
+    /// Decodes the query in nats-server's order; the error is the 400 message.
+    pub fn decode(q: &Query) -> Result<ConnzOptions, String> {
+        let sort = q.get("sort").to_owned();
+        decode_bool(q, "auth")?;
+        let subs = decode_subs(q)?;
+        let offset = decode_int(q, "offset")?;
+        let limit = decode_int(q, "limit")?;
+        let cid = decode_uint(q, "cid")?;
+        let state = match q.get("state").to_ascii_lowercase().as_str() {
+            "" | "open" => ConnState::Open,
+            "closed" => ConnState::Closed,
+            "any" | "all" => ConnState::All,
+            _ => return Err(format!("Error decoding state for {}", q.get("state"))),
+        };
+        Ok(ConnzOptions {
+            sort,
+            subs,
+            offset,
+            limit,
+            cid,
+            state,
+            user: q.get("user").to_owned(),
+            account: q.get("acc").to_owned(),
+        })
+    }
+}
+
+/// Builds `/connz` (nats-server's `Server.Connz`); the error is the 400 message.
+pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
+    let sort = SortBy::parse(&opts.sort)
+        .ok_or_else(|| format!("invalid sorting option: {}", opts.sort))?;
+    if sort == SortBy::Stop && opts.state != ConnState::Closed {
+        return Err("sort by stop only valid on closed connections".into());
+    }
+    if sort == SortBy::Reason && opts.state != ConnState::Closed {
+        return Err("sort by reason only valid on closed connections".into());
+    }
+    let offset = opts.offset.max(0) as u64;
+    let limit = match opts.limit {
+        l if l <= 0 => DEFAULT_LIMIT,
+        l => l as u64,
+    };
+    let limit = if opts.cid > 0 { 1 } else { limit };
+    let now = SystemTime::now();
+    let want_open = opts.state != ConnState::Closed;
+    let want_closed = opts.state != ConnState::Open;
+    if !opts.user.is_empty() || !(opts.account.is_empty() || opts.account == GLOBAL_ACCOUNT) {
+        // No beaver client has a user or another account.
+        return Ok(Connz {
+            server_id: shared.server_id.clone(),
+            now: GoTime(now),
+            num_connections: 0,
+            total: 0,
+            offset,
+            limit,
+            connections: Vec::new(),
+        });
+    }
+
+    // Take the two lists under the closed-ring lock: a connection that is leaving moves
+    // from the registry to the ring under that lock (`Shared::depart`), so `state=all` sees
+    // it exactly once. Only `Arc` clones are taken here; the client's own locks (its
+    // subscriptions, its identity) are taken after the ring lock is released.
+    let (open, closed, total) = {
+        let ring = shared.closed.lock();
+        let mut total = 0;
+        let mut open: Vec<Arc<Client>> = Vec::new();
+        let mut closed: Vec<Arc<ClosedConn>> = Vec::new();
+        if want_open {
+            total += shared.clients.len();
+            if opts.cid > 0 {
+                open.extend(shared.clients.get(&opts.cid).map(|c| c.value().clone()));
+            } else {
+                open.extend(shared.clients.iter().map(|c| c.value().clone()));
+            }
+        }
+        if want_closed {
+            total += ring.len();
+            closed.extend(
+                ring.iter()
+                    .filter(|c| opts.cid == 0 || c.info.cid == opts.cid)
+                    .cloned(),
+            );
+        }
+        (open, closed, total)
+    };
+
+    let mut conns: Vec<ConnInfo> = Vec::with_capacity(open.len() + closed.len());
+    for client in &open {
+        let subs: Vec<Arc<Subscription>> = client.subs.lock().values().cloned().collect();
+        let mut info = ConnInfo::of(client, now, subs.len());
+        if opts.subs != SubsMode::None && !subs.is_empty() {
+            let mut details: Vec<SubDetail> =
+                subs.iter().map(|s| SubDetail::of(s, false)).collect();
+            sort_subs(&mut details);
+            fill_subs(&mut info, details, opts.subs);
+        }
+        conns.push(info);
+    }
+    for cc in &closed {
+        let mut info = cc.info.clone();
+        if opts.subs != SubsMode::None {
+            fill_subs(&mut info, cc.subs.clone(), opts.subs);
+        }
+        conns.push(info);
+    }
+
+    conns.sort_by_key(|c| c.cid);
+    sort_conns(&mut conns, sort, now);
+
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(conns.len());
+    let end = usize::try_from(offset.saturating_add(limit))
+        .unwrap_or(usize::MAX)
+        .min(conns.len());
+    let page: Vec<ConnInfo> = conns.drain(start..end).collect();
+    Ok(Connz {
+        server_id: shared.server_id.clone(),
+        now: GoTime(now),
+        num_connections: page.len(),
+        total,
+        offset,
+        limit,
+        connections: page,
+    })
+}
+
+/// Puts the subscriptions into the list `mode` asks for.
+fn fill_subs(info: &mut ConnInfo, details: Vec<SubDetail>, mode: SubsMode) {
+    match mode {
+        SubsMode::None => {}
+        SubsMode::List => info.subs = details.into_iter().map(|d| d.subject).collect(),
+        SubsMode::Detail => info.subs_detail = details,
+    }
+}
+
+/// Sorts connections (already in cid order, which ties keep: the sort is stable).
+fn sort_conns(conns: &mut [ConnInfo], by: SortBy, now: SystemTime) {
+    let since = |t: SystemTime| now.duration_since(t).unwrap_or(Duration::ZERO);
+    // Descending orders sort by `Reverse(key)`.
+    match by {
+        SortBy::Cid => {}
+        SortBy::Subs => conns.sort_by_key(|c| Reverse(c.subscriptions)),
+        SortBy::Pending => conns.sort_by_key(|c| Reverse(c.pending_bytes)),
+        SortBy::OutMsgs => conns.sort_by_key(|c| Reverse(c.out_msgs)),
+        SortBy::InMsgs => conns.sort_by_key(|c| Reverse(c.in_msgs)),
+        SortBy::OutBytes => conns.sort_by_key(|c| Reverse(c.out_bytes)),
+        SortBy::InBytes => conns.sort_by_key(|c| Reverse(c.in_bytes)),
+        SortBy::Last => conns.sort_by_key(|c| Reverse(c.last_activity)),
+        // Most idle first. (nats-server 2.9.10 compared last_activity − start here; later
+        // releases compare the idle time, as beaver does.)
+        SortBy::Idle => conns.sort_by_key(|c| Reverse(since(c.last_activity.0))),
+        // Shortest uptime first, as nats-server (this one is not reversed).
+        SortBy::Uptime => conns.sort_by_key(|c| {
+            let end = c.stop.map_or(now, |s| s.0);
+            end.duration_since(c.start.0).unwrap_or(Duration::ZERO)
+        }),
+        SortBy::Stop => conns.sort_by_key(|c| Reverse(c.stop)),
+        SortBy::Reason => conns.sort_by(|a, b| a.reason.cmp(b.reason)),
+    }
+}
