@@ -318,9 +318,10 @@ impl Handler {
     /// Dispatches on the path. Where nats-server counts a request before decoding its
     /// query and where after, beaver does the same, so `http_req_stats` agree.
     fn route(&mut self, url: &str) -> Reply {
-        let (path, raw_query) = url.split_once('?').unwrap_or((url, ""));
+        let (raw_path, raw_query) = url.split_once('?').unwrap_or((url, ""));
         let q = Query::parse(raw_query);
-        match path {
+        let path = query::unescape_path(raw_path).unwrap_or_default();
+        match path.as_str() {
             "/" => {
                 self.count("/");
                 Reply {

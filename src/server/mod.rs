@@ -82,8 +82,9 @@ pub struct Shared {
     /// also makes departures atomic for monitoring (see the module docs). Lock order: this,
     /// then the registry's shard locks; nothing else is taken under it.
     pub closed: Mutex<ClosedConnections>,
-    /// Connections closed, per [`CloseReason`] (indexed by `CloseReason::index`). Relaxed:
-    /// statistics.
+    /// Connections closed, per [`CloseReason`] (indexed by `CloseReason::index`). Added to
+    /// under the `closed` lock, by [`Shared::depart`], so that they agree with the registry
+    /// for anyone who took that lock; Relaxed, since the lock orders them.
     closed_by_reason: [AtomicU64; CloseReason::ALL.len()],
     next_cid: AtomicU64,
     shutting_down: AtomicBool,
@@ -145,12 +146,13 @@ impl Shared {
     ) {
         // Everything that takes the client's own locks happens before the ring lock.
         let mut snapshot = ClosedConn::capture(client, reason, subs, SystemTime::now());
-        {
-            let mut ring = self.closed.lock();
-            self.clients.remove(&client.cid);
-            snapshot.set_traffic(client.settle());
-            ring.push(snapshot);
-        }
+        let mut ring = self.closed.lock();
+        self.clients.remove(&client.cid);
+        snapshot.set_traffic(client.settle());
+        ring.push(snapshot);
+        // Counted under the same lock, so that whoever sees the connection gone (under
+        // this lock) also sees its close reason counted: `/varz` `connections` and
+        // `slow_consumers`, and `/metrics`, agree at every moment.
         self.closed_by_reason[reason.index()].fetch_add(1, Ordering::Relaxed);
     }
 
