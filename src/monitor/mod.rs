@@ -22,8 +22,9 @@
 //! - `/subsz`: the sublist's shard read locks and trie read lock while cloning the
 //!   subscriptions' `Arc`s; the shared match cache's shard read locks for its statistics.
 //!
-//! Lock order (docs/architecture.md): closed ring → registry shards. Monitoring never holds
-//! a lock while taking a client's subscription map, so it fits the server's order
+//! Lock order (docs/architecture.md): closed ring → registry shards (→ the leaving client's
+//! `settled` lock, in `Shared::depart`). Monitoring never holds a lock while taking a
+//! client's subscription map or identity, so it fits the server's order
 //! `Client::subs` → sublist.
 //!
 //! ## Robustness

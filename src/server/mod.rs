@@ -8,7 +8,7 @@
 //! - the **monitor** (`-m`), when enabled, serves the HTTP endpoints ([`crate::monitor`]).
 //!
 //! ## Departures
-//! A connection's reader, when it finishes, calls [`Shared::depart`]: under the closed-ring
+//! A connection's reader, when it finishes, calls `Shared::depart`: under the closed-ring
 //! lock it unregisters the client, adds the client's counters to the totals of departed
 //! connections, and keeps a snapshot of it in the ring of closed connections. Monitoring
 //! reads the registry and those totals under the same lock, so a connection that leaves is
@@ -75,12 +75,13 @@ pub struct Shared {
     pub start: SystemTime,
     /// The same moment on the monotonic clock (uptime).
     pub start_instant: Instant,
-    /// Messages and bytes of the connections that have left (see [`Shared::depart`]); open
+    /// Messages and bytes of the connections that have left (see `Shared::depart`); open
     /// connections keep their own counters, summed on request.
     pub departed: Arc<ClientStats>,
     /// The last `max_closed_clients` closed connections (`/connz?state=closed`). Its lock
     /// also makes departures atomic for monitoring (see the module docs). Lock order: this,
-    /// then the registry's shard locks; nothing else is taken under it.
+    /// then the registry's shard locks, then (in `Shared::depart`) the leaving client's
+    /// `settled` lock; nothing else is taken under it.
     pub closed: Mutex<ClosedConnections>,
     /// Connections closed, per [`CloseReason`] (indexed by `CloseReason::index`). Added to
     /// under the `closed` lock, by [`Shared::depart`], so that they agree with the registry
@@ -351,8 +352,17 @@ impl Server {
             }
         };
         wait_empty(SHUTDOWN_GRACE);
-        for c in self.shared.clients.iter() {
-            c.value().abort(CloseReason::ServerShutdown);
+        // Collected first, as above: `abort` may wait for a writer's write to finish, and no
+        // registry lock may be held meanwhile (a departing reader needs it; see the lock
+        // order in docs/architecture.md).
+        let stragglers: Vec<Arc<Client>> = self
+            .shared
+            .clients
+            .iter()
+            .map(|e| e.value().clone())
+            .collect();
+        for c in &stragglers {
+            c.abort(CloseReason::ServerShutdown);
         }
         wait_empty(Duration::from_secs(1));
         // (4) Stop the writers.
