@@ -83,6 +83,38 @@ pub struct Cli {
     /// Show version and exit
     #[arg(short = 'v', long = "version")]
     pub version: bool,
+
+    /// User required for connections
+    #[arg(long = "user", value_name = "USER")]
+    pub user: Option<String>,
+
+    /// Password required for connections (plain text or a bcrypt hash)
+    #[arg(long = "pass", value_name = "PASSWORD")]
+    pub pass: Option<String>,
+
+    /// Authorization token required for connections (plain text or a bcrypt hash)
+    #[arg(long = "auth", value_name = "TOKEN")]
+    pub auth: Option<String>,
+
+    /// Enable TLS, do not verify clients (default: false)
+    #[arg(long = "tls")]
+    pub tls: bool,
+
+    /// Server certificate file (PEM)
+    #[arg(long = "tlscert", value_name = "FILE")]
+    pub tlscert: Option<PathBuf>,
+
+    /// Private key for server certificate (PEM)
+    #[arg(long = "tlskey", value_name = "FILE")]
+    pub tlskey: Option<PathBuf>,
+
+    /// Enable TLS, verify client certificates
+    #[arg(long = "tlsverify")]
+    pub tlsverify: bool,
+
+    /// Client certificate CA for verification (PEM)
+    #[arg(long = "tlscacert", value_name = "FILE")]
+    pub tlscacert: Option<PathBuf>,
 }
 
 impl Cli {
@@ -132,6 +164,40 @@ impl Cli {
                 return Err(bad("--writers", format!("{w} is out of range (0 to 1024)")));
             }
             config.writers = w;
+        }
+        // Authentication flags override the file's single user / token, as nats-server's do.
+        if self.user.is_some() || self.pass.is_some() || self.auth.is_some() {
+            let auth = config.authorization.get_or_insert_with(Default::default);
+            if let Some(u) = &self.user {
+                auth.user = Some(u.clone());
+            }
+            if let Some(p) = &self.pass {
+                auth.password = Some(p.clone());
+            }
+            if let Some(t) = &self.auth {
+                auth.token = Some(t.clone());
+            }
+        }
+        // Any TLS flag turns TLS on (nats-server: --tlscert/--tlskey imply --tls).
+        let tls_flags = self.tls
+            || self.tlsverify
+            || self.tlscert.is_some()
+            || self.tlskey.is_some()
+            || self.tlscacert.is_some();
+        if tls_flags {
+            let tls = config.tls.get_or_insert_with(Default::default);
+            if let Some(c) = &self.tlscert {
+                tls.cert_file = c.clone();
+            }
+            if let Some(k) = &self.tlskey {
+                tls.key_file = k.clone();
+            }
+            if let Some(ca) = &self.tlscacert {
+                tls.ca_file = Some(ca.clone());
+            }
+            if self.tlsverify {
+                tls.verify = true;
+            }
         }
         Ok(())
     }

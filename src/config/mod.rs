@@ -5,10 +5,15 @@
 //! needs no file to start. The repository's `Config.toml` lists every key with its default
 //! (a unit test keeps the two in step).
 
+mod auth;
 mod cli;
 mod file;
 pub mod units;
 
+pub use auth::{
+    split_queue, Authorization, Permissions, SubjectPermission, Tls, User, DEFAULT_AUTH_TIMEOUT,
+    DEFAULT_TLS_TIMEOUT,
+};
 pub use cli::Cli;
 
 use std::path::PathBuf;
@@ -72,6 +77,14 @@ pub struct Config {
     pub logtime: bool,
     /// Log to this file instead of stderr (`logfile`, `-l`).
     pub logfile: Option<PathBuf>,
+    /// Client authentication and permissions (`[authorization]`, `--user`/`--pass`/`--auth`);
+    /// `None`: no authentication (the default).
+    pub authorization: Option<Authorization>,
+    /// A client that sends no credentials logs in as this user of `authorization.users`
+    /// (`no_auth_user`, top level as in nats-server).
+    pub no_auth_user: Option<String>,
+    /// TLS for client connections (`[tls]`, `--tls*`); `None`: plain TCP (the default).
+    pub tls: Option<Tls>,
 }
 
 impl Default for Config {
@@ -96,6 +109,9 @@ impl Default for Config {
             trace: false,
             logtime: true,
             logfile: None,
+            authorization: None,
+            no_auth_user: None,
+            tls: None,
         }
     }
 }
@@ -126,6 +142,7 @@ impl Config {
             file::apply_file(&mut config, &path.display().to_string(), &text)?;
         }
         cli.apply(&mut config)?;
+        auth::validate(&config).map_err(|message| ConfigError { message })?;
         Ok(config)
     }
 
@@ -133,7 +150,13 @@ impl Config {
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
         let mut config = Config::default();
         file::apply_file(&mut config, "Config.toml", text)?;
+        auth::validate(&config).map_err(|message| ConfigError { message })?;
         Ok(config)
+    }
+
+    /// Whether clients must authenticate (`auth_required` in `INFO`).
+    pub fn auth_required(&self) -> bool {
+        self.authorization.as_ref().is_some_and(|a| a.is_enabled())
     }
 
     /// The port to bind: 0 (ask the OS) for -1, 4222 for 0.
