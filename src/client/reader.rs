@@ -417,9 +417,11 @@ impl Connection {
             }
             let now = Instant::now();
             if now >= deadline {
+                // nats-server closes first and then fails to send
+                // `-ERR 'Secure Connection - TLS Required'`: the client sees the connection
+                // close and nothing else. So does beaver's.
+                log::error!("{prefix} - TLS handshake error: i/o timeout");
                 log::error!("{prefix} - TLS handshake timeout");
-                // nats-server's last word, in plain text (the client speaks no TLS yet).
-                let _ = (&self.stream).write_all(err::TLS_REQUIRED);
                 return Err(Closing::new(CloseReason::TlsHandshakeError, None));
             }
             let _ = self.stream.set_read_timeout(Some(deadline - now));

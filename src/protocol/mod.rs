@@ -45,8 +45,6 @@ pub mod err {
     pub const AUTHORIZATION_VIOLATION: &[u8] = b"-ERR 'Authorization Violation'\r\n";
     /// No valid `CONNECT` within the authentication timeout. Closes.
     pub const AUTHENTICATION_TIMEOUT: &[u8] = b"-ERR 'Authentication Timeout'\r\n";
-    /// A TLS handshake that timed out (sent in plain text). Closes.
-    pub const TLS_REQUIRED: &[u8] = b"-ERR 'Secure Connection - TLS Required'\r\n";
     /// No `PONG` to `ping_max` outstanding `PING`s. Closes.
     pub const STALE_CONNECTION: &[u8] = b"-ERR 'Stale Connection'\r\n";
     /// One connection over `max_connections`. Closes.
