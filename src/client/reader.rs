@@ -1203,18 +1203,67 @@ impl Drop for Connection {
     }
 }
 
-/// Hides passwords and tokens in a traced CONNECT, as nats-server does.
+/// Hides passwords and tokens in a traced CONNECT, as nats-server does: the text is kept as
+/// the client sent it, except that the value of every key starting with `pass` (nats-server's
+/// pattern) or named `auth_token` (beaver hides tokens too) becomes `[REDACTED]`. Works on
+/// the raw text, so malformed JSON leaks nothing either.
 fn redact(connect: &str) -> String {
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(connect)
-    else {
-        return connect.to_owned();
-    };
-    for key in ["pass", "auth_token"] {
-        if let Some(v) = map.get_mut(key) {
-            *v = serde_json::Value::String("[REDACTED]".into());
+    let b = connect.as_bytes();
+    let mut out = String::with_capacity(connect.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'"' {
+            i += 1;
+            continue;
         }
+        // A string: find its end.
+        let start = i + 1;
+        let mut j = start;
+        while j < b.len() && b[j] != b'"' {
+            j += if b[j] == b'\\' { 2 } else { 1 };
+        }
+        let key = &connect[start..j.min(b.len())];
+        i = j + 1;
+        if !(key.starts_with("pass") || key == "auth_token") {
+            continue;
+        }
+        // A secret's key (a string followed by a colon): skip to its value.
+        let mut k = i;
+        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\r' | b'\n') {
+            k += 1;
+        }
+        if k >= b.len() || b[k] != b':' {
+            continue;
+        }
+        k += 1;
+        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\r' | b'\n') {
+            k += 1;
+        }
+        if k >= b.len() {
+            break;
+        }
+        let value_start = k;
+        let value_end = if b[k] == b'"' {
+            let mut m = k + 1;
+            while m < b.len() && b[m] != b'"' {
+                m += if b[m] == b'\\' { 2 } else { 1 };
+            }
+            (m + 1).min(b.len())
+        } else {
+            let mut m = k;
+            while m < b.len() && !matches!(b[m], b',' | b'}') {
+                m += 1;
+            }
+            m
+        };
+        out.push_str(&connect[copied..value_start]);
+        out.push_str("\"[REDACTED]\"");
+        copied = value_end;
+        i = value_end;
     }
-    serde_json::Value::Object(map).to_string()
+    out.push_str(&connect[copied.min(connect.len())..]);
+    out
 }
 
 /// The payload at `at..at + len` of the frozen read buffer `chunk`, as a `Bytes` that every
@@ -1229,6 +1278,23 @@ fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
         chunk.slice(at..at + len)
     } else {
         Bytes::copy_from_slice(&chunk[at..at + len])
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::redact;
+
+    #[test]
+    fn secrets_are_hidden_and_order_kept() {
+        assert_eq!(
+            redact(r#"{"user":"a","pass":"x\"y","verbose":false,"auth_token":"t"}"#),
+            r#"{"user":"a","pass":"[REDACTED]","verbose":false,"auth_token":"[REDACTED]"}"#
+        );
+        assert_eq!(redact(r#"{"pass": 12}"#), r#"{"pass": "[REDACTED]"}"#);
+        assert_eq!(redact(r#"{"pass":"unterminated"#), r#"{"pass":"[REDACTED]""#);
+        assert!(!redact(r#"{"password" : "zz""#).contains("zz"));
+        assert_eq!(redact(r#"{"name":"pass"}"#), r#"{"name":"pass"}"#);
     }
 }
 

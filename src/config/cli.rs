@@ -248,6 +248,25 @@ mod tests {
     }
 
     #[test]
+    fn auth_and_tls_flags() {
+        let mut c = Config::default();
+        parse(&["--user", "u", "--pass", "p", "--tlscert", "c", "--tlskey", "k"])
+            .apply(&mut c)
+            .unwrap();
+        let a = c.authorization.as_ref().unwrap();
+        assert_eq!((a.user.as_deref(), a.password.as_deref()), (Some("u"), Some("p")));
+        let t = c.tls.as_ref().unwrap();
+        assert_eq!(t.cert_file, PathBuf::from("c"));
+        assert!(!t.verify);
+        let mut c = Config::default();
+        parse(&["--auth", "t", "--tlsverify", "--tlscacert", "ca"])
+            .apply(&mut c)
+            .unwrap();
+        assert_eq!(c.authorization.unwrap().token.as_deref(), Some("t"));
+        assert!(c.tls.unwrap().verify);
+    }
+
+    #[test]
     fn bad_flags() {
         assert!(Cli::try_parse_from(["beaver", "--nope"]).is_err());
         let mut c = Config::default();

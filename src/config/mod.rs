@@ -253,6 +253,16 @@ mod tests {
             "trace",
             "logtime",
             "logfile",
+            "no_auth_user",
+            "user",
+            "password",
+            "token",
+            "timeout",
+            "users",
+            "cert_file",
+            "key_file",
+            "ca_file",
+            "verify",
         ] {
             assert!(
                 text.lines()
@@ -285,6 +295,55 @@ mod tests {
         assert!(!c.monitoring());
         assert_eq!(c.monitor_host(), "::1");
         assert_eq!(c.closed_ring_size(), 10_000);
+    }
+
+    #[test]
+    fn authorization_and_tls_tables() {
+        let c = Config::from_toml(
+            "no_auth_user = \"b\"\n[authorization]\ntimeout = 0.5\nusers = [\n  \
+             { user = \"a\", password = \"x\", permissions = { publish = \"foo\", subscribe = \
+             { allow = [\"bar.*\", \"q.* g\"], deny = \"bar.x\" } } },\n  \
+             { user = \"b\", password = \"y\", permissions = { pub = [\"p\"], sub = [\"s\"] } },\n]\n\
+             [tls]\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\nca_file = \"ca.pem\"\n\
+             verify = true\ntimeout = 3\n",
+        )
+        .unwrap();
+        let a = c.authorization.as_ref().unwrap();
+        assert!(c.auth_required());
+        assert_eq!(a.effective_timeout(), Duration::from_millis(500));
+        assert_eq!(a.users.len(), 2);
+        let p = a.users[0].permissions.as_ref().unwrap();
+        assert_eq!(p.publish.as_ref().unwrap().allow, vec!["foo".to_string()]);
+        let sub = p.subscribe.as_ref().unwrap();
+        assert_eq!(sub.allow, vec!["bar.*".to_string(), "q.* g".to_string()]);
+        assert_eq!(sub.deny, vec!["bar.x".to_string()]);
+        let p = a.users[1].permissions.as_ref().unwrap();
+        assert_eq!(p.subscribe.as_ref().unwrap().allow, vec!["s".to_string()]);
+        assert_eq!(c.no_auth_user.as_deref(), Some("b"));
+        let t = c.tls.as_ref().unwrap();
+        assert!(t.verify);
+        assert_eq!(t.effective_timeout(), Duration::from_secs(3));
+        assert_eq!(t.ca_file.as_deref(), Some(std::path::Path::new("ca.pem")));
+
+        for (text, needle) in [
+            ("[authorization]\nusers = [{ user = \"a\" }]\n", "password"),
+            (
+                "[authorization]\nusers = [{ user = \"a\", password = \"b\", permissions = \
+                 { publish = 1 } }]\n",
+                "a subject, a list of subjects",
+            ),
+            (
+                "[authorization]\nusers = [{ user = \"a\", password = \"b\", permissions = \
+                 { subscribe = [\"foo.>.bar\"] } }]\n",
+                "invalid subject",
+            ),
+            ("[authorization]\ntoken = \"t\"\nuser = \"u\"\n", "token"),
+            ("[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nverify = true\n", "ca_file"),
+            ("[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nbogus = 1\n", "bogus"),
+        ] {
+            let e = Config::from_toml(text).unwrap_err();
+            assert!(e.message.contains(needle), "{text}: {e}");
+        }
     }
 
     #[test]
