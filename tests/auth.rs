@@ -57,11 +57,17 @@ fn same_everywhere(servers: &[ServerProcess], bytes: &[u8]) -> String {
 
 #[test]
 fn user_and_password() {
-    let servers = servers(&["--user", "a", "--pass", "b"], &["--user", "a", "--pass", "b"]);
+    let servers = servers(
+        &["--user", "a", "--pass", "b"],
+        &["--user", "a", "--pass", "b"],
+    );
     for s in &servers {
         assert_eq!(s.raw().info["auth_required"], true, "{}", s.name);
     }
-    let ok = same_everywhere(&servers, b"CONNECT {\"user\":\"a\",\"pass\":\"b\",\"verbose\":false}\r\n");
+    let ok = same_everywhere(
+        &servers,
+        b"CONNECT {\"user\":\"a\",\"pass\":\"b\",\"verbose\":false}\r\n",
+    );
     assert_eq!(ok, "PONG\r\n");
     let verbose = same_everywhere(&servers, b"CONNECT {\"user\":\"a\",\"pass\":\"b\"}\r\n");
     assert_eq!(verbose, "+OK\r\nPONG\r\n");
@@ -87,7 +93,10 @@ fn user_and_password() {
 
 #[test]
 fn any_operation_before_connect_is_a_violation() {
-    let servers = servers(&["--user", "a", "--pass", "b"], &["--user", "a", "--pass", "b"]);
+    let servers = servers(
+        &["--user", "a", "--pass", "b"],
+        &["--user", "a", "--pass", "b"],
+    );
     for first in [
         &b"PING\r\n"[..],
         b"SUB foo 1\r\n",
@@ -103,11 +112,20 @@ fn any_operation_before_connect_is_a_violation() {
 #[test]
 fn token() {
     let servers = servers(&["--auth", "s3cr3t"], &["--auth", "s3cr3t"]);
-    let ok = same_everywhere(&servers, b"CONNECT {\"auth_token\":\"s3cr3t\",\"verbose\":false}\r\n");
+    let ok = same_everywhere(
+        &servers,
+        b"CONNECT {\"auth_token\":\"s3cr3t\",\"verbose\":false}\r\n",
+    );
     assert_eq!(ok, "PONG\r\n");
-    let bad = same_everywhere(&servers, b"CONNECT {\"auth_token\":\"s3cr3\",\"verbose\":false}\r\n");
+    let bad = same_everywhere(
+        &servers,
+        b"CONNECT {\"auth_token\":\"s3cr3\",\"verbose\":false}\r\n",
+    );
     assert_eq!(bad, format!("{AUTH_VIOLATION}\r\n<closed>"));
-    let bad = same_everywhere(&servers, b"CONNECT {\"user\":\"s3cr3t\",\"pass\":\"s3cr3t\"}\r\n");
+    let bad = same_everywhere(
+        &servers,
+        b"CONNECT {\"user\":\"s3cr3t\",\"pass\":\"s3cr3t\"}\r\n",
+    );
     assert_eq!(bad, format!("{AUTH_VIOLATION}\r\n<closed>"));
 }
 
@@ -116,8 +134,14 @@ fn bcrypt_password_and_token() {
     let hash = bcrypt::hash_with_result("hunter2", 4)
         .expect("bcrypt")
         .format_for_version(bcrypt::Version::TwoA);
-    let servers = servers(&["--user", "a", "--pass", &hash], &["--user", "a", "--pass", &hash]);
-    let ok = same_everywhere(&servers, b"CONNECT {\"user\":\"a\",\"pass\":\"hunter2\",\"verbose\":false}\r\n");
+    let servers = servers(
+        &["--user", "a", "--pass", &hash],
+        &["--user", "a", "--pass", &hash],
+    );
+    let ok = same_everywhere(
+        &servers,
+        b"CONNECT {\"user\":\"a\",\"pass\":\"hunter2\",\"verbose\":false}\r\n",
+    );
     assert_eq!(ok, "PONG\r\n");
     // The hash itself is not the password.
     let bad = same_everywhere(
@@ -127,7 +151,10 @@ fn bcrypt_password_and_token() {
     assert_eq!(bad, format!("{AUTH_VIOLATION}\r\n<closed>"));
     let beaver = ServerProcess::beaver(&["--auth", &hash]);
     assert_eq!(
-        conversation(&beaver, b"CONNECT {\"auth_token\":\"hunter2\",\"verbose\":false}\r\n"),
+        conversation(
+            &beaver,
+            b"CONNECT {\"auth_token\":\"hunter2\",\"verbose\":false}\r\n"
+        ),
         "PONG\r\n"
     );
 }
@@ -229,7 +256,10 @@ fn subscribe_permissions() {
 fn wildcard_subscription_does_not_get_denied_subjects() {
     for server in user_servers("filter") {
         let mut alice = server.raw();
-        assert_eq!(show(&alice.exchange(format!("{ALICE}SUB foo.> 1\r\n").as_bytes())), "PONG\r\n");
+        assert_eq!(
+            show(&alice.exchange(format!("{ALICE}SUB foo.> 1\r\n").as_bytes())),
+            "PONG\r\n"
+        );
         let mut carol = server.raw();
         carol.exchange(
             b"CONNECT {\"user\":\"carol\",\"pass\":\"pw3\",\"verbose\":false}\r\n\
@@ -344,7 +374,11 @@ fn connz_authorized_user() {
     let addr = server
         .log_lines()
         .iter()
-        .find_map(|l| l.split("Starting http monitor on ").nth(1).map(str::to_owned))
+        .find_map(|l| {
+            l.split("Starting http monitor on ")
+                .nth(1)
+                .map(str::to_owned)
+        })
         .expect("monitor address");
     let mut alice = server.raw();
     alice.exchange(ALICE.as_bytes());
@@ -360,8 +394,20 @@ fn connz_authorized_user() {
     assert_eq!(with["connections"][0]["authorized_user"], "alice");
     let without = get("/connz");
     assert!(without["connections"][0].get("authorized_user").is_none());
-    assert_eq!(get("/connz?user=alice")["connections"].as_array().unwrap().len(), 1);
-    assert_eq!(get("/connz?user=bob")["connections"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        get("/connz?user=alice")["connections"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        get("/connz?user=bob")["connections"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
     let varz = get("/varz");
     assert_eq!(varz["auth_required"], true);
     assert_eq!(varz["auth_timeout"], 1.0);

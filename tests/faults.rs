@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 fn clients_killed_mid_pub_and_mid_payload() {
     let server = ServerProcess::beaver(&[]);
     let mut sub = server.raw();
-    assert_eq!(show(&sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB foo 1\r\n")), "PONG\r\n");
+    assert_eq!(
+        show(&sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB foo 1\r\n")),
+        "PONG\r\n"
+    );
     let cuts: [&[u8]; 5] = [
         b"PUB fo",
         b"PUB foo 100\r\nabc",
@@ -24,7 +27,8 @@ fn clients_killed_mid_pub_and_mid_payload() {
     for round in 0..8 {
         for cut in cuts {
             let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-            s.write_all(b"CONNECT {\"verbose\":false,\"headers\":true}\r\n").unwrap();
+            s.write_all(b"CONNECT {\"verbose\":false,\"headers\":true}\r\n")
+                .unwrap();
             s.write_all(cut).unwrap();
             if round % 2 == 0 {
                 let _ = s.shutdown(Shutdown::Both);
@@ -96,7 +100,11 @@ fn flood_with_one_non_reading_subscriber() {
             }
         }
         p.send(&buf);
-        assert_eq!(show(&p.sync()), "PONG\r\n", "the publisher is never refused");
+        assert_eq!(
+            show(&p.sync()),
+            "PONG\r\n",
+            "the publisher is never refused"
+        );
     });
 
     let frames = reader.wait_frames(base, N);
@@ -104,7 +112,11 @@ fn flood_with_one_non_reading_subscriber() {
         match f {
             Frame::Msg(line, payload) => {
                 assert_eq!(line, &format!("MSG flood 1 {SIZE}"));
-                assert_eq!(&payload[..8], format!("{i:08}").as_bytes(), "message {i} in order");
+                assert_eq!(
+                    &payload[..8],
+                    format!("{i:08}").as_bytes(),
+                    "message {i} in order"
+                );
             }
             other => panic!("message {i}: expected MSG, got {other:?}"),
         }
@@ -121,7 +133,10 @@ fn flood_with_one_non_reading_subscriber() {
     loop {
         match s.read(&mut buf) {
             Ok(0) => break,
-            Ok(_) => assert!(Instant::now() < deadline, "the slow consumer is never closed"),
+            Ok(_) => assert!(
+                Instant::now() < deadline,
+                "the slow consumer is never closed"
+            ),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
             Err(e) => panic!("the slow consumer was not closed: {e}"),
         }

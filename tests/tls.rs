@@ -31,7 +31,11 @@ impl Certs {
         let (ca_pem, ca) = new_ca("beaver test CA");
         let (_, rogue) = new_ca("rogue CA");
         write(&dir, "ca.pem", &ca_pem);
-        let (cert, key) = leaf(&ca, &["127.0.0.1", "localhost"], ExtendedKeyUsagePurpose::ServerAuth);
+        let (cert, key) = leaf(
+            &ca,
+            &["127.0.0.1", "localhost"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
         write(&dir, "server-cert.pem", &cert);
         write(&dir, "server-key.pem", &key);
         let (cert, key) = leaf(&ca, &["client"], ExtendedKeyUsagePurpose::ClientAuth);
@@ -48,7 +52,10 @@ impl Certs {
     }
 
     fn arg(&self, name: &str) -> String {
-        self.path(name).to_str().expect("UTF-8 temp path").to_owned()
+        self.path(name)
+            .to_str()
+            .expect("UTF-8 temp path")
+            .to_owned()
     }
 
     /// `--tls --tlscert .. --tlskey ..`.
@@ -151,7 +158,9 @@ async fn async_nats_over_tls() {
         let m = within("a message", sub.next()).await.expect("message");
         assert_eq!(m.payload, i.to_string().into_bytes());
     }
-    let m = within("the large message", sub.next()).await.expect("message");
+    let m = within("the large message", sub.next())
+        .await
+        .expect("message");
     assert_eq!(m.payload.len(), big.len());
     assert!(m.payload.iter().all(|b| *b == 7));
 
@@ -181,15 +190,22 @@ async fn async_nats_over_tls() {
 async fn verify_requires_a_client_certificate_from_the_ca() {
     let certs = Certs::new("verify");
     let mut args = certs.server_args();
-    args.extend(["--tlsverify".into(), "--tlscacert".into(), certs.arg("ca.pem")]);
+    args.extend([
+        "--tlsverify".into(),
+        "--tlscacert".into(),
+        certs.arg("ca.pem"),
+    ]);
     let server = beaver(&args);
     let refused = within("connect", certs.client(None).connect(server.url())).await;
     assert!(refused.is_err(), "no client certificate: refused");
     let refused = within("connect", certs.client(Some("rogue")).connect(server.url())).await;
     assert!(refused.is_err(), "certificate from another CA: refused");
-    let client = within("connect", certs.client(Some("client")).connect(server.url()))
-        .await
-        .expect("certificate from the CA: accepted");
+    let client = within(
+        "connect",
+        certs.client(Some("client")).connect(server.url()),
+    )
+    .await
+    .expect("certificate from the CA: accepted");
     let mut sub = client.subscribe("x").await.unwrap();
     client.publish("x", "ok".into()).await.unwrap();
     let m = within("a message", sub.next()).await.expect("message");

@@ -214,10 +214,9 @@ impl Authenticator {
     /// `authentication error`, with ` - User "name"` when users are configured.
     pub fn error_message(&self, user: &str) -> String {
         match &self.mode {
-            Mode::Users { .. } => format!(
-                "authentication error - User {}",
-                go_quote(user.as_bytes())
-            ),
+            Mode::Users { .. } => {
+                format!("authentication error - User {}", go_quote(user.as_bytes()))
+            }
             _ => "authentication error".into(),
         }
     }
@@ -353,7 +352,10 @@ mod tests {
         .unwrap();
         let a = Authenticator::new(&config);
         assert!(a.required());
-        assert_eq!(a.authenticate(&opts("alice", "s3cret", "")).unwrap().user, "alice");
+        assert_eq!(
+            a.authenticate(&opts("alice", "s3cret", "")).unwrap().user,
+            "alice"
+        );
         assert_eq!(
             a.authenticate(&opts("alice", "nope", "")).unwrap_err().0,
             "authentication error - User \"alice\""
@@ -378,7 +380,10 @@ mod tests {
     #[test]
     fn go_quoting() {
         assert_eq!(go_quote(b"foo.bar"), "\"foo.bar\"");
-        assert_eq!(go_quote(b"a\"b\\c\td\x01\xff"), "\"a\\\"b\\\\c\\td\\x01\\xff\"");
+        assert_eq!(
+            go_quote(b"a\"b\\c\td\x01\xff"),
+            "\"a\\\"b\\\\c\\td\\x01\\xff\""
+        );
         assert_eq!(go_quote("é".as_bytes()), "\"é\"");
     }
 }

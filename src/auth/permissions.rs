@@ -21,13 +21,16 @@ use crate::subjects::{has_wildcard, subject_matches, tokens, FWC, PWC};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+/// A subject pattern restricted to a queue group: (pattern, queue group).
+type QueueEntry = (Box<[u8]>, Box<[u8]>);
+
 /// A list of subject patterns, some of them restricted to a queue group.
 #[derive(Debug, Default)]
 pub struct PermissionSet {
     /// Patterns without a queue group.
     plain: Vec<Box<[u8]>>,
     /// (pattern, queue group) entries.
-    queues: Vec<(Box<[u8]>, Box<[u8]>)>,
+    queues: Vec<QueueEntry>,
 }
 
 impl PermissionSet {

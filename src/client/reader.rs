@@ -25,13 +25,13 @@
 //! client as stale after `ping_max` unanswered ones. No timer thread is needed.
 
 use super::{Client, CloseReason, Outbox, Subscription};
+use crate::auth::{go_quote, Login, Permissions, PubCache};
 use crate::client::Claim;
 use crate::client::StallPolicy;
 use crate::outbound::SHARE_MIN;
 use crate::protocol::{
     self, err, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
 };
-use crate::auth::{go_quote, Login, Permissions, PubCache};
 use crate::server::Shared;
 use crate::subjects::{is_valid_literal_subject, MatchCache, SublistError};
 use bytes::{Bytes, BytesMut};
@@ -385,7 +385,9 @@ impl Connection {
             .config
             .tls
             .as_ref()
-            .map_or(crate::config::DEFAULT_TLS_TIMEOUT, |t| t.effective_timeout());
+            .map_or(crate::config::DEFAULT_TLS_TIMEOUT, |t| {
+                t.effective_timeout()
+            });
         let deadline = Instant::now() + timeout;
         let failed = |what: &dyn std::fmt::Display| {
             log::error!("{prefix} - TLS handshake error: {what}");
@@ -430,7 +432,7 @@ impl Connection {
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    continue // the deadline check above ends it
+                    continue; // the deadline check above ends it
                 }
                 Err(e) => return Err(failed(&e)),
             };
@@ -447,10 +449,9 @@ impl Connection {
                             // nats-server, closes without an alert, and says so.
                             Err(rustls::Error::InvalidMessage(_)) if first => {
                                 out.clear();
-                                result = Err(
-                                    "tls: first record does not look like a TLS handshake"
-                                        .to_string(),
-                                );
+                                result =
+                                    Err("tls: first record does not look like a TLS handshake"
+                                        .to_string());
                                 break;
                             }
                             Err(e) => Err(e.to_string()),
@@ -844,7 +845,10 @@ impl Connection {
     fn sub_violation(&mut self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
         let (err_text, log_text) = match queue {
             None => (
-                format!("Permissions Violation for Subscription to {}", go_quote(subject)),
+                format!(
+                    "Permissions Violation for Subscription to {}",
+                    go_quote(subject)
+                ),
                 format!(
                     "Subscription Violation - User {}, Subject {}, SID {}",
                     go_quote(self.user.as_bytes()),
@@ -1281,23 +1285,6 @@ fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
     }
 }
 
-#[cfg(test)]
-mod redact_tests {
-    use super::redact;
-
-    #[test]
-    fn secrets_are_hidden_and_order_kept() {
-        assert_eq!(
-            redact(r#"{"user":"a","pass":"x\"y","verbose":false,"auth_token":"t"}"#),
-            r#"{"user":"a","pass":"[REDACTED]","verbose":false,"auth_token":"[REDACTED]"}"#
-        );
-        assert_eq!(redact(r#"{"pass": 12}"#), r#"{"pass": "[REDACTED]"}"#);
-        assert_eq!(redact(r#"{"pass":"unterminated"#), r#"{"pass":"[REDACTED]""#);
-        assert!(!redact(r#"{"password" : "zz""#).contains("zz"));
-        assert_eq!(redact(r#"{"name":"pass"}"#), r#"{"name":"pass"}"#);
-    }
-}
-
 /// Removes a subscription from its client and the table (idempotent; any thread).
 pub(crate) fn unsubscribe(shared: &Shared, sub: &Arc<Subscription>) {
     if sub.close() {
@@ -1420,5 +1407,25 @@ impl Deliverer<'_> {
             unsubscribe(self.shared, sub);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::redact;
+
+    #[test]
+    fn secrets_are_hidden_and_order_kept() {
+        assert_eq!(
+            redact(r#"{"user":"a","pass":"x\"y","verbose":false,"auth_token":"t"}"#),
+            r#"{"user":"a","pass":"[REDACTED]","verbose":false,"auth_token":"[REDACTED]"}"#
+        );
+        assert_eq!(redact(r#"{"pass": 12}"#), r#"{"pass": "[REDACTED]"}"#);
+        assert_eq!(
+            redact(r#"{"pass":"unterminated"#),
+            r#"{"pass":"[REDACTED]""#
+        );
+        assert!(!redact(r#"{"password" : "zz""#).contains("zz"));
+        assert_eq!(redact(r#"{"name":"pass"}"#), r#"{"name":"pass"}"#);
     }
 }

@@ -140,9 +140,8 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
                 ));
             }
             if let Some(p) = &u.permissions {
-                check_permissions(p).map_err(|e| {
-                    format!("authorization.users[{i}] (user {:?}): {e}", u.user)
-                })?;
+                check_permissions(p)
+                    .map_err(|e| format!("authorization.users[{i}] (user {:?}): {e}", u.user))?;
             }
         }
     }
@@ -159,7 +158,9 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
     }
     if let Some(t) = &config.tls {
         if t.cert_file.as_os_str().is_empty() || t.key_file.as_os_str().is_empty() {
-            return Err("tls: `cert_file` (--tlscert) and `key_file` (--tlskey) are required".into());
+            return Err(
+                "tls: `cert_file` (--tlscert) and `key_file` (--tlskey) are required".into(),
+            );
         }
         if t.verify && t.ca_file.is_none() {
             return Err("tls: `verify` (--tlsverify) needs `ca_file` (--tlscacert)".into());
@@ -171,7 +172,10 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
 /// Every subject must be a valid subscription subject; subscribe entries may carry a queue
 /// group after one space.
 pub(crate) fn check_permissions(p: &Permissions) -> Result<(), String> {
-    for (what, perm, queues) in [("publish", &p.publish, false), ("subscribe", &p.subscribe, true)] {
+    for (what, perm, queues) in [
+        ("publish", &p.publish, false),
+        ("subscribe", &p.subscribe, true),
+    ] {
         let Some(perm) = perm else { continue };
         for (list, entries) in [("allow", &perm.allow), ("deny", &perm.deny)] {
             for entry in entries {

@@ -250,11 +250,23 @@ mod tests {
     #[test]
     fn auth_and_tls_flags() {
         let mut c = Config::default();
-        parse(&["--user", "u", "--pass", "p", "--tlscert", "c", "--tlskey", "k"])
-            .apply(&mut c)
-            .unwrap();
+        parse(&[
+            "--user",
+            "u",
+            "--pass",
+            "p",
+            "--tlscert",
+            "c",
+            "--tlskey",
+            "k",
+        ])
+        .apply(&mut c)
+        .unwrap();
         let a = c.authorization.as_ref().unwrap();
-        assert_eq!((a.user.as_deref(), a.password.as_deref()), (Some("u"), Some("p")));
+        assert_eq!(
+            (a.user.as_deref(), a.password.as_deref()),
+            (Some("u"), Some("p"))
+        );
         let t = c.tls.as_ref().unwrap();
         assert_eq!(t.cert_file, PathBuf::from("c"));
         assert!(!t.verify);

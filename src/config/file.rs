@@ -1,8 +1,8 @@
 //! Reading `Config.toml`: the schema, and turning it into [`Config`] with errors that name the
 //! key and line.
 
-use super::units::{duration_from_secs, parse_duration, parse_size};
 use super::auth::check_permissions;
+use super::units::{duration_from_secs, parse_duration, parse_size};
 use super::{Authorization, Config, ConfigError, Permissions, SubjectPermission, Tls, User};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;

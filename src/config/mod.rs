@@ -338,8 +338,14 @@ mod tests {
                 "invalid subject",
             ),
             ("[authorization]\ntoken = \"t\"\nuser = \"u\"\n", "token"),
-            ("[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nverify = true\n", "ca_file"),
-            ("[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nbogus = 1\n", "bogus"),
+            (
+                "[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nverify = true\n",
+                "ca_file",
+            ),
+            (
+                "[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nbogus = 1\n",
+                "bogus",
+            ),
         ] {
             let e = Config::from_toml(text).unwrap_err();
             assert!(e.message.contains(needle), "{text}: {e}");

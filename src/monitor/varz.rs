@@ -212,10 +212,9 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         mqtt: Empty {},
         websocket: Empty {},
         jetstream: Empty {},
-        tls_timeout: config
-            .tls
-            .as_ref()
-            .map_or(NATS_DEFAULT_TIMEOUT_SECS, |t| t.effective_timeout().as_secs_f64()),
+        tls_timeout: config.tls.as_ref().map_or(NATS_DEFAULT_TIMEOUT_SECS, |t| {
+            t.effective_timeout().as_secs_f64()
+        }),
         write_deadline: nanos(config.effective_write_deadline()),
         start: GoTime(shared.start),
         now: GoTime(now),
