@@ -422,8 +422,11 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
         conns.push(info);
     }
 
+    let mut total = total;
     if !opts.user.is_empty() {
         conns.retain(|c| c.authorized_user == opts.user);
+        // nats-server counts only the user's connections in `total`.
+        total = conns.len();
     }
     if !opts.auth {
         for c in &mut conns {
