@@ -288,3 +288,94 @@ async fn clients_killed_mid_handshake() {
     assert_eq!(&m.payload[..], b"fine");
     assert!(server.wait_for_log("TLS handshake timeout"));
 }
+
+/// A TLS subscriber that stops reading is closed as a slow consumer (through the writers'
+/// TLS path), while a TLS subscriber that reads gets every message in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_slow_consumer() {
+    let certs = Certs::new("slow");
+    let config = certs.path("slow.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "max_pending = \"2MB\"\nmax_payload = \"64KB\"\n[tls]\ncert_file = {:?}\nkey_file = {:?}\n",
+            certs.arg("server-cert.pem"),
+            certs.arg("server-key.pem")
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::beaver(&["-c", config.to_str().unwrap()]);
+
+    // The subscriber that stops reading once subscribed: a bare rustls client.
+    let mut roots = rustls::RootCertStore::empty();
+    let ca_pem = std::fs::read(certs.path("ca.pem")).unwrap();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca_pem) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let client_config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    tcp.set_read_timeout(Some(LIMIT)).unwrap();
+    let mut info = [0u8; 4096];
+    let _ = tcp.read(&mut info).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(client_config), name).unwrap();
+    let mut stuck = rustls::StreamOwned::new(conn, tcp);
+    stuck
+        .write_all(b"CONNECT {\"verbose\":false}\r\nSUB flood 1\r\nPING\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !got.windows(6).any(|w| w == b"PONG\r\n") {
+        let n = stuck.read(&mut buf).expect("PONG over TLS");
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+
+    let reader = within("connect", certs.client(None).connect(server.url()))
+        .await
+        .unwrap();
+    let mut sub = reader.subscribe("flood").await.unwrap();
+    reader.flush().await.unwrap();
+    let publisher = within("connect", certs.client(None).connect(server.url()))
+        .await
+        .unwrap();
+    const N: usize = 20_000;
+    for i in 0..N {
+        let mut payload = format!("{i:08}").into_bytes();
+        payload.resize(512, b'.');
+        publisher.publish("flood", payload.into()).await.unwrap();
+    }
+    within("flush", publisher.flush()).await.unwrap();
+    for i in 0..N {
+        let m = within("a message", sub.next()).await.expect("message");
+        assert_eq!(
+            &m.payload[..8],
+            format!("{i:08}").as_bytes(),
+            "message {i} in order"
+        );
+    }
+    assert!(server.wait_for_log("Slow Consumer Detected"));
+    // The stuck subscriber's connection ends once it reads what the kernel held.
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stuck.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                panic!("the slow consumer was never closed")
+            }
+            Err(_) => break, // reset, or closed without close_notify
+        }
+    }
+}
