@@ -246,7 +246,7 @@ impl Connection {
     fn greet(&mut self) -> Result<(), Closing> {
         let info = self.shared.info_line(&self.client);
         if self.client.is_tls() {
-            if let Err(e) = (&self.stream).write_all(&info) {
+            if let Err(e) = write_direct(&self.stream, &info, self.handshake_deadline()) {
                 log::debug!("{} - Write error: {e}", self.client.log_prefix());
                 return Err(Closing::new(CloseReason::WriteError, None));
             }
@@ -256,7 +256,11 @@ impl Connection {
                         "{} - maximum connections exceeded",
                         self.client.log_prefix()
                     );
-                    let _ = (&self.stream).write_all(err::MAX_CONNECTIONS);
+                    let _ = write_direct(
+                        &self.stream,
+                        err::MAX_CONNECTIONS,
+                        self.handshake_deadline(),
+                    );
                     return Err(Closing::new(CloseReason::MaxConnectionsExceeded, None));
                 }
             }
@@ -371,6 +375,19 @@ impl Connection {
         )
     }
 
+    /// When a TLS handshake starting now must be over.
+    fn handshake_deadline(&self) -> Instant {
+        let timeout = self
+            .shared
+            .config
+            .tls
+            .as_ref()
+            .map_or(crate::config::DEFAULT_TLS_TIMEOUT, |t| {
+                t.effective_timeout()
+            });
+        Instant::now() + timeout
+    }
+
     /// The TLS handshake, on this thread, before anything else is read (nats-server's
     /// order: plain-text INFO, then the handshake, bounded by the TLS `timeout`). Records
     /// this thread's writes go straight to the socket: no writer touches the client yet.
@@ -380,15 +397,7 @@ impl Connection {
         };
         let prefix = self.client.log_prefix();
         log::debug!("{prefix} - Starting TLS client connection handshake");
-        let timeout = self
-            .shared
-            .config
-            .tls
-            .as_ref()
-            .map_or(crate::config::DEFAULT_TLS_TIMEOUT, |t| {
-                t.effective_timeout()
-            });
-        let deadline = Instant::now() + timeout;
+        let deadline = self.handshake_deadline();
         let failed = |what: &dyn std::fmt::Display| {
             log::error!("{prefix} - TLS handshake error: {what}");
             Closing::new(CloseReason::TlsHandshakeError, None)
@@ -409,7 +418,7 @@ impl Connection {
                 session.is_handshaking()
             };
             if !out.is_empty() {
-                if let Err(e) = (&self.stream).write_all(&out) {
+                if let Err(e) = write_direct(&self.stream, &out, deadline) {
                     return Err(failed(&e));
                 }
                 out.clear();
@@ -472,7 +481,7 @@ impl Connection {
                 result
             };
             if let Err(e) = result {
-                let _ = (&self.stream).write_all(&out);
+                let _ = write_direct(&self.stream, &out, deadline);
                 return Err(failed(&e));
             }
         }
@@ -1180,6 +1189,24 @@ impl Connection {
             ClientOp::Err(e) => log::trace!("{p} - <<- [-ERR {}]", s(e)),
         }
     }
+}
+
+/// Writes all of `bytes` from the reader thread (TLS: INFO and the handshake, before any
+/// writer is involved). The socket's write timeout is the writers' short slice, so a full
+/// socket is retried until `deadline` rather than failing at once.
+fn write_direct(stream: &TcpStream, mut bytes: &[u8], deadline: Instant) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match (&*stream).write(bytes) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+                    && Instant::now() < deadline => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// When the first ping check comes: `min(ping_interval, 2 s)` plus up to 20% of it, as
