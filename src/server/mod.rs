@@ -55,6 +55,10 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub struct Shared {
     /// The configuration the server started with.
     pub config: Config,
+    /// Client authentication, compiled from `config.authorization`.
+    pub auth: crate::auth::Authenticator,
+    /// The TLS server configuration, when `config.tls` is set.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The subscription table.
     pub sublist: Sublist<Subscription>,
     /// Connected clients by cid.
@@ -172,8 +176,8 @@ impl Shared {
             host: self.config.host.clone(),
             port: self.local_addr.port(),
             headers: true,
-            auth_required: false,
-            tls_required: false,
+            auth_required: self.auth.required(),
+            tls_required: self.tls.is_some(),
             max_payload: self.config.max_payload,
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
@@ -198,6 +202,8 @@ pub enum StartError {
     Listen(io::Error),
     /// The monitoring port could not be bound (nats-server: "Can't start monitoring").
     Monitor(io::Error),
+    /// The TLS certificate, key or CA could not be loaded.
+    Tls(String),
 }
 
 impl std::fmt::Display for StartError {
@@ -205,6 +211,7 @@ impl std::fmt::Display for StartError {
         match self {
             StartError::Listen(e) => write!(f, "{e}"),
             StartError::Monitor(e) => write!(f, "Can't start monitoring: {e}"),
+            StartError::Tls(e) => write!(f, "{e}"),
         }
     }
 }
@@ -221,6 +228,14 @@ impl Server {
     /// Binds the client port (and the monitoring port when `http_port` is set), and starts
     /// the acceptor, the writer pool and the monitoring thread.
     pub fn start(config: Config) -> Result<Server, StartError> {
+        let tls = match &config.tls {
+            Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
+            None => None,
+        };
+        let auth = crate::auth::Authenticator::new(&config);
+        if auth.has_plain_passwords() {
+            log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
+        }
         let listener = bind(&config.host, config.bind_port())?;
         let local_addr = listener.local_addr()?;
         let monitor_listener = if config.monitoring() {
@@ -279,6 +294,8 @@ impl Server {
             closed_by_reason: std::array::from_fn(|_| AtomicU64::new(0)),
             next_cid: AtomicU64::new(1),
             shutting_down: AtomicBool::new(false),
+            auth,
+            tls,
             config,
         });
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
