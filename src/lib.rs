@@ -14,10 +14,13 @@
 //! - [`server`]: shared state, the acceptor, start-up and shutdown;
 //! - [`monitor`]: the HTTP monitoring endpoints (`/varz`, `/connz`, `/subsz`, ...,
 //!   `/metrics`), as nats-server serves them;
+//! - [`auth`]: authentication (`CONNECT` credentials, bcrypt), publish/subscribe
+//!   permissions, and the TLS configuration;
 //! - [`config`], [`logging`]: Config.toml, the command line, and nats-server-style logs.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod client;
 pub mod config;
 pub mod logging;

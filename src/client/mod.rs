@@ -72,6 +72,8 @@ pub enum CloseReason {
     NoRespondersRequiresHeaders,
     /// A bug in beaver ended the connection's reader thread (not a nats-server reason).
     ServerError,
+    /// The TLS handshake failed or timed out.
+    TlsHandshakeError,
 }
 
 impl CloseReason {
@@ -95,11 +97,12 @@ impl CloseReason {
             CloseReason::ServerShutdown => "Server Shutdown",
             CloseReason::NoRespondersRequiresHeaders => "No Responders Requires Headers",
             CloseReason::ServerError => "Server Error",
+            CloseReason::TlsHandshakeError => "TLS Handshake Failure",
         }
     }
 
     /// Every reason, in declaration order (`ALL[r.index()] == r`).
-    pub const ALL: [CloseReason; 17] = [
+    pub const ALL: [CloseReason; 18] = [
         CloseReason::ClientClosed,
         CloseReason::AuthenticationTimeout,
         CloseReason::AuthenticationViolation,
@@ -117,6 +120,7 @@ impl CloseReason {
         CloseReason::ServerShutdown,
         CloseReason::NoRespondersRequiresHeaders,
         CloseReason::ServerError,
+        CloseReason::TlsHandshakeError,
     ];
 
     /// This reason's position in [`CloseReason::ALL`] (0-based), for arrays of counters
@@ -302,6 +306,12 @@ pub struct Client {
     /// `max_pending` in bytes: a batch that would push the queue past it closes the client
     /// as a slow consumer.
     max_pending: usize,
+    /// The TLS session, when the server requires TLS. Locked by the reader to decrypt what it
+    /// read (`read_tls`, `process_new_packets`, reading plaintext) and by the writer holding
+    /// the scheduled token to encrypt a gather of batches into ciphertext. Socket I/O is
+    /// never done under it, and no other lock is taken under it (lock order:
+    /// `Client::write` → `Client::tls`; see docs/architecture.md, "TLS").
+    pub(crate) tls: Option<Mutex<rustls::ServerConnection>>,
 }
 
 const OPEN: u8 = 0;
@@ -315,6 +325,7 @@ impl Client {
         doorbell: Sender<Ready>,
         max_pending: usize,
         departed: Arc<ClientStats>,
+        tls: Option<rustls::ServerConnection>,
     ) -> Self {
         Client {
             cid,
@@ -336,7 +347,41 @@ impl Client {
             identity: Mutex::new(Identity::default()),
             stats: ClientStats::default(),
             max_pending,
+            tls: tls.map(Mutex::new),
         }
+    }
+
+    /// Whether this connection uses TLS.
+    #[inline]
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The authorized user (nats-server's `getRawAuthUser`: the user name, or the token for
+    /// token authentication); empty without authentication. Shown by `/connz?auth=1`.
+    pub fn authorized_user(&self) -> String {
+        self.identity.lock().user.clone()
+    }
+
+    /// Records the authorized user (at a successful `CONNECT`).
+    pub(crate) fn set_authorized_user(&self, user: &str) {
+        let mut id = self.identity.lock();
+        if id.user != user {
+            id.user = user.to_owned();
+        }
+    }
+
+    /// The negotiated TLS version and cipher suite (Go's names), empty without TLS.
+    pub fn tls_info(&self) -> (String, String) {
+        let id = self.identity.lock();
+        (id.tls_version.clone(), id.tls_cipher.clone())
+    }
+
+    /// Records the negotiated TLS version and cipher suite (after the handshake).
+    pub(crate) fn set_tls_info(&self, version: String, cipher: String) {
+        let mut id = self.identity.lock();
+        id.tls_version = version;
+        id.tls_cipher = cipher;
     }
 
     /// Whether the client supports headers.
@@ -360,11 +405,9 @@ impl Client {
     pub(crate) fn set_identity(&self, name: &str, lang: &str, version: &str) {
         let mut id = self.identity.lock();
         if id.name != name || id.lang != lang || id.version != version {
-            *id = Identity {
-                name: name.to_owned(),
-                lang: lang.to_owned(),
-                version: version.to_owned(),
-            };
+            id.name = name.to_owned();
+            id.lang = lang.to_owned();
+            id.version = version.to_owned();
         }
     }
 
@@ -489,6 +532,15 @@ impl Client {
         Enqueued::Queued
     }
 
+    /// Wakes a writer for this client even though nothing is queued: a TLS session has
+    /// records of its own to send (an alert, a key update). The empty batch takes the
+    /// scheduled token like any other, so the usual wake-up protocol applies.
+    pub(crate) fn kick(self: &Arc<Self>) {
+        if self.outbound.push(Batch::new()) {
+            self.ring();
+        }
+    }
+
     /// Hands the client to the writer pool (the caller holds the scheduled token).
     pub(crate) fn ring(self: &Arc<Self>) {
         // The pool outlives every client; if it is gone the server is exiting anyway.
@@ -588,6 +640,11 @@ struct Identity {
     name: String,
     lang: String,
     version: String,
+    /// The authorized user (see [`Client::authorized_user`]).
+    user: String,
+    /// TLS version and cipher suite, Go's names.
+    tls_version: String,
+    tls_cipher: String,
 }
 
 /// What [`Client::enqueue`] did with a batch.

@@ -25,6 +25,7 @@
 //! client as stale after `ping_max` unanswered ones. No timer thread is needed.
 
 use super::{Client, CloseReason, Outbox, Subscription};
+use crate::auth::{go_quote, Login, Permissions, PubCache};
 use crate::client::Claim;
 use crate::client::StallPolicy;
 use crate::outbound::SHARE_MIN;
@@ -34,11 +35,13 @@ use crate::protocol::{
 use crate::server::Shared;
 use crate::subjects::{is_valid_literal_subject, MatchCache, SublistError};
 use bytes::{Bytes, BytesMut};
-use std::io::{self, ErrorKind, Read};
+use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Shortest socket read timeout set (a zero timeout would mean "none").
+const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
 /// Smallest read (and initial buffer size): idle connections stay small.
 pub const MIN_READ: usize = 512;
 /// Initial read size.
@@ -91,6 +94,17 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
     stream.set_nodelay(true)?;
     let writer_stream = stream.try_clone()?;
     writer_stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
+    let tls = match &shared.tls {
+        Some(config) => {
+            let mut session = rustls::ServerConnection::new(config.clone())
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            // The writer bounds what it hands over (one gather at a time); rustls must take
+            // all of it.
+            session.set_buffer_limit(None);
+            Some(session)
+        }
+        None => None,
+    };
     let cid = shared.next_cid();
     let client = Arc::new(Client::new(
         cid,
@@ -99,6 +113,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         shared.doorbell.clone(),
         shared.config.max_pending,
         shared.departed.clone(),
+        tls,
     ));
     shared.clients.insert(cid, client.clone());
     let conn = match Connection::new(shared.clone(), client.clone(), stream) {
@@ -159,6 +174,18 @@ struct Connection {
     first_ping_pending: bool,
     stall: StallPolicy,
     trace: bool,
+    /// Authentication is required and no valid `CONNECT` has been seen yet.
+    awaiting_auth: bool,
+    /// When an `awaiting_auth` client is closed (`Authentication Timeout`).
+    auth_deadline: Instant,
+    /// The authorized user's name, for permission violation logs.
+    user: String,
+    /// The authorized user's permissions; `None` allows everything.
+    perms: Option<Arc<Permissions>>,
+    /// Publish decisions of this connection (see [`PubCache`]).
+    pub_cache: PubCache,
+    /// TLS: ciphertext read from the socket, before decryption (empty without TLS).
+    tls_in: Vec<u8>,
 }
 
 impl Connection {
@@ -189,6 +216,12 @@ impl Connection {
             finished: false,
             stall: shared.stall,
             trace: config.trace,
+            awaiting_auth: shared.auth.required(),
+            auth_deadline: Instant::now() + shared.auth.timeout(),
+            user: String::new(),
+            perms: None,
+            pub_cache: PubCache::default(),
+            tls_in: Vec::new(),
             stream,
             client,
             shared,
@@ -207,9 +240,34 @@ impl Connection {
         self.finish(reason);
     }
 
-    /// Sends INFO; refuses the connection if over `max_connections`.
+    /// Sends INFO; refuses the connection if over `max_connections`. With TLS, INFO goes out
+    /// in plain text straight from this thread (nothing else is queued yet), then the
+    /// handshake runs here too; after it, every byte to the client goes through its writer.
     fn greet(&mut self) -> Result<(), Closing> {
         let info = self.shared.info_line(&self.client);
+        if self.client.is_tls() {
+            if let Err(e) = write_direct(&self.stream, &info, self.handshake_deadline()) {
+                log::debug!("{} - Write error: {e}", self.client.log_prefix());
+                return Err(Closing::new(CloseReason::WriteError, None));
+            }
+            if let Some(limit) = self.shared.config.connection_limit() {
+                if self.shared.clients.len() > limit {
+                    log::error!(
+                        "{} - maximum connections exceeded",
+                        self.client.log_prefix()
+                    );
+                    let _ = write_direct(
+                        &self.stream,
+                        err::MAX_CONNECTIONS,
+                        self.handshake_deadline(),
+                    );
+                    return Err(Closing::new(CloseReason::MaxConnectionsExceeded, None));
+                }
+            }
+            self.tls_handshake()?;
+            self.auth_deadline = Instant::now() + self.shared.auth.timeout();
+            return Ok(());
+        }
         self.send(&info);
         if let Some(limit) = self.shared.config.connection_limit() {
             // The registry already counts this client.
@@ -230,6 +288,11 @@ impl Connection {
 
     fn read_loop(&mut self) -> CloseReason {
         loop {
+            if self.awaiting_auth {
+                if let Err(c) = self.check_auth_timeout() {
+                    return self.fail(c);
+                }
+            }
             match self.read() {
                 Ok(0) => {
                     return self
@@ -269,8 +332,183 @@ impl Connection {
         }
     }
 
+    /// Before `CONNECT` with authentication on: closes the client once the authentication
+    /// timeout has passed, and otherwise makes the next read wake up by then.
+    fn check_auth_timeout(&mut self) -> Result<(), Closing> {
+        let now = Instant::now();
+        if now >= self.auth_deadline {
+            // nats-server's order: the -ERR (traced), then the debug line.
+            self.send_traced(err::AUTHENTICATION_TIMEOUT, "-ERR");
+            log::debug!("{} - Authentication Timeout", self.client.log_prefix());
+            return Err(Closing::new(CloseReason::AuthenticationTimeout, None));
+        }
+        let wake = self.auth_deadline.min(self.next_ping_check);
+        let _ = self
+            .stream
+            .set_read_timeout(Some(wake.saturating_duration_since(now).max(MIN_TIMEOUT)));
+        Ok(())
+    }
+
+    /// Records a successful authentication.
+    fn login(&mut self, login: Login) {
+        self.client.set_authorized_user(&login.user);
+        self.user = login.user;
+        self.perms = login.permissions;
+        self.pub_cache.clear();
+        if std::mem::replace(&mut self.awaiting_auth, false) {
+            // The read timeout was shortened for the authentication timer: back to the ping
+            // timer's.
+            let wait = self
+                .next_ping_check
+                .saturating_duration_since(Instant::now())
+                .max(MIN_TIMEOUT);
+            let _ = self.stream.set_read_timeout(Some(wait));
+        }
+    }
+
+    /// Refuses a client that failed authentication (nats-server's `authViolation`).
+    fn auth_violation(&self, log_line: &str) -> Closing {
+        log::error!("{} - {log_line}", self.client.log_prefix());
+        Closing::new(
+            CloseReason::AuthenticationViolation,
+            Some(err::AUTHORIZATION_VIOLATION),
+        )
+    }
+
+    /// When a TLS handshake starting now must be over.
+    fn handshake_deadline(&self) -> Instant {
+        let timeout = self
+            .shared
+            .config
+            .tls
+            .as_ref()
+            .map_or(crate::config::DEFAULT_TLS_TIMEOUT, |t| {
+                t.effective_timeout()
+            });
+        Instant::now() + timeout
+    }
+
+    /// The TLS handshake, on this thread, before anything else is read (nats-server's
+    /// order: plain-text INFO, then the handshake, bounded by the TLS `timeout`). Records
+    /// this thread's writes go straight to the socket: no writer touches the client yet.
+    fn tls_handshake(&mut self) -> Result<(), Closing> {
+        let Some(tls) = self.client.tls.as_ref() else {
+            return Ok(());
+        };
+        let prefix = self.client.log_prefix();
+        log::debug!("{prefix} - Starting TLS client connection handshake");
+        let deadline = self.handshake_deadline();
+        let failed = |what: &dyn std::fmt::Display| {
+            log::error!("{prefix} - TLS handshake error: {what}");
+            Closing::new(CloseReason::TlsHandshakeError, None)
+        };
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut out = Vec::new();
+        let mut first = true;
+        loop {
+            // Send what the session has for the client. The session lock is held only to
+            // produce the bytes; the socket write happens outside it.
+            let handshaking = {
+                let mut session = tls.lock();
+                while session.wants_write() {
+                    if session.write_tls(&mut out).is_err() {
+                        break;
+                    }
+                }
+                session.is_handshaking()
+            };
+            if !out.is_empty() {
+                if let Err(e) = write_direct(&self.stream, &out, deadline) {
+                    return Err(failed(&e));
+                }
+                out.clear();
+            }
+            if !handshaking {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                // nats-server closes first and then fails to send
+                // `-ERR 'Secure Connection - TLS Required'`: the client sees the connection
+                // close and nothing else. So does beaver's.
+                log::error!("{prefix} - TLS handshake error: i/o timeout");
+                log::error!("{prefix} - TLS handshake timeout");
+                return Err(Closing::new(CloseReason::TlsHandshakeError, None));
+            }
+            let _ = self.stream.set_read_timeout(Some(deadline - now));
+            let n = match self.stream.read(&mut buf) {
+                Ok(0) => return Err(failed(&"EOF")),
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    continue; // the deadline check above ends it
+                }
+                Err(e) => return Err(failed(&e)),
+            };
+            let result = {
+                let mut session = tls.lock();
+                let mut rd = &buf[..n];
+                let mut result = Ok(());
+                while !rd.is_empty() {
+                    let step = match session.read_tls(&mut rd) {
+                        Err(e) => Err(e.to_string()),
+                        Ok(_) => match session.process_new_packets() {
+                            Ok(_) => Ok(()),
+                            // Not TLS at all (a plain-text client): Go's TLS stack, hence
+                            // nats-server, closes without an alert, and says so.
+                            Err(rustls::Error::InvalidMessage(_)) if first => {
+                                out.clear();
+                                result =
+                                    Err("tls: first record does not look like a TLS handshake"
+                                        .to_string());
+                                break;
+                            }
+                            Err(e) => Err(e.to_string()),
+                        },
+                    };
+                    if let Err(e) = step {
+                        // The alert for the client, if rustls made one.
+                        while session.wants_write() {
+                            if session.write_tls(&mut out).is_err() {
+                                break;
+                            }
+                        }
+                        result = Err(e);
+                        break;
+                    }
+                }
+                first = false;
+                result
+            };
+            if let Err(e) = result {
+                let _ = write_direct(&self.stream, &out, deadline);
+                return Err(failed(&e));
+            }
+        }
+        let (version, cipher) = {
+            let session = tls.lock();
+            (
+                crate::auth::tls::version_name(&session),
+                crate::auth::tls::cipher_name(&session),
+            )
+        };
+        log::debug!("{prefix} - TLS handshake complete");
+        log::debug!("{prefix} - TLS version {version}, cipher suite {cipher}");
+        self.client.set_tls_info(version, cipher);
+        self.tls_in = buf;
+        let wait = self
+            .next_ping_check
+            .saturating_duration_since(Instant::now())
+            .max(MIN_TIMEOUT);
+        let _ = self.stream.set_read_timeout(Some(wait));
+        Ok(())
+    }
+
     /// One blocking read into the buffer. See the module docs for the sizing.
     fn read(&mut self) -> io::Result<usize> {
+        if self.client.is_tls() {
+            return self.read_tls();
+        }
         let len = self.buf.len();
         let want = match self.parser.bytes_needed() {
             // A large payload is on its way: read straight towards its end.
@@ -295,6 +533,89 @@ impl Connection {
         result
     }
 
+    /// [`Connection::read`] for TLS: ciphertext is read from the socket outside the session
+    /// lock, then decrypted under it, the plaintext going straight into the read buffer.
+    /// Returns the plaintext bytes added (0 at the end of the stream).
+    fn read_tls(&mut self) -> io::Result<usize> {
+        let Some(tls) = self.client.tls.as_ref() else {
+            return Ok(0);
+        };
+        let len = self.buf.len();
+        let want = match self.parser.bytes_needed() {
+            Some(need) if need > len => (need - len).clamp(self.read_size, MAX_READ),
+            _ => self.read_size,
+        };
+        if self.tls_in.len() < want {
+            self.tls_in.resize(want, 0);
+        }
+        let mut fresh = 0;
+        loop {
+            let mut got = 0;
+            let mut closed = false;
+            let mut reply = false;
+            let result: io::Result<()> = (|| {
+                let mut session = tls.lock();
+                let mut rd = &self.tls_in[..fresh];
+                loop {
+                    // Decrypt what was read (nothing, the first time round: plaintext left
+                    // over from the handshake or a previous read comes out first).
+                    let state = session
+                        .process_new_packets()
+                        .map_err(|e| io::Error::new(ErrorKind::InvalidData, e))?;
+                    let avail = state.plaintext_bytes_to_read();
+                    if avail > 0 {
+                        let at = len + got;
+                        if self.buf.len() < at + avail {
+                            self.buf.resize(at + avail, 0);
+                        }
+                        session.reader().read_exact(&mut self.buf[at..at + avail])?;
+                        got += avail;
+                    }
+                    closed |= state.peer_has_closed();
+                    if rd.is_empty() {
+                        break;
+                    }
+                    session.read_tls(&mut rd)?;
+                }
+                reply = session.wants_write();
+                Ok(())
+            })();
+            self.buf.truncate(len + got);
+            if reply {
+                // Records of the session's own (alerts, key updates): the writer sends them,
+                // in order with the rest of the ciphertext.
+                self.client.kick();
+            }
+            result?;
+            if got > 0 {
+                self.adapt_read_size(got, want);
+                return Ok(got);
+            }
+            if closed {
+                return Ok(0);
+            }
+            // Nothing decrypted yet: read more ciphertext (blocking, socket timeout applies).
+            fresh = self.stream.read(&mut self.tls_in)?;
+            if fresh == 0 {
+                return Ok(0);
+            }
+        }
+    }
+
+    /// Adapts the read size to how full the last read was (see the module docs).
+    fn adapt_read_size(&mut self, n: usize, want: usize) {
+        if n >= want {
+            self.read_size = (self.read_size * 2).min(MAX_READ);
+            self.short_reads = 0;
+        } else if n > 0 && n < want / 4 {
+            self.short_reads += 1;
+            if self.short_reads >= 4 {
+                self.read_size = (self.read_size / 2).max(MIN_READ);
+                self.short_reads = 0;
+            }
+        }
+    }
+
     /// Drops a large idle buffer (the next read allocates a small one).
     fn shrink_when_idle(&mut self) {
         if self.buf.is_empty() && self.buf.capacity() > 4 * self.read_size.max(START_READ) {
@@ -316,6 +637,14 @@ impl Connection {
         let chunk = self.buf.split().freeze();
         let mut pos = 0;
         let result = loop {
+            if self.awaiting_auth && pos < chunk.len() && !matches!(chunk[pos], b'C' | b'c') {
+                // Anything but CONNECT first (nats-server looks at the first byte): in as the
+                // `no_auth_user` if there is one, otherwise refused.
+                match self.shared.auth.no_auth_login() {
+                    Some(login) => self.login(login),
+                    None => break Err(self.auth_violation(&self.shared.auth.error_message(""))),
+                }
+            }
             let step = match self.parser.parse(&chunk[pos..]) {
                 Ok(step) => step,
                 Err(e) => {
@@ -432,6 +761,13 @@ impl Connection {
             log::error!("{} - CONNECT: {e}", self.client.log_prefix());
             return Err(Closing::new(CloseReason::ProtocolViolation, None));
         }
+        if self.shared.auth.required() {
+            // Every CONNECT is checked, a repeated one too (as nats-server does).
+            match self.shared.auth.authenticate(&self.opts) {
+                Ok(login) => self.login(login),
+                Err(e) => return Err(self.auth_violation(&e.0)),
+            }
+        }
         if !self.opts.account.is_empty() || self.opts.new_account {
             log::error!("{} - Authorization Error", self.client.log_prefix());
             return Err(Closing::new(
@@ -467,6 +803,14 @@ impl Connection {
 
     fn on_sub(&mut self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
         self.active = true;
+        let mut deny = None;
+        if let Some(perms) = &self.perms {
+            if !perms.can_subscribe(subject, queue) {
+                self.sub_violation(subject, queue, sid);
+                return;
+            }
+            deny = perms.delivery_filter(subject);
+        }
         let limit = self.shared.config.max_subscriptions;
         let mut subs = self.client.subs.lock();
         // nats-server checks the limit before looking at the sid.
@@ -482,7 +826,10 @@ impl Connection {
         // A sid that is already in use: nats-server keeps the first subscription and still
         // answers +OK.
         if !subs.contains_key(sid) {
-            let sub = Arc::new(Subscription::new(self.client.clone(), subject, queue, sid));
+            let sub = Arc::new(
+                Subscription::new(self.client.clone(), subject, queue, sid)
+                    .with_delivery_filter(deny),
+            );
             // Lock order: the client's sid map, then the sublist's locks (documented in
             // docs/architecture.md); nothing else is held here.
             match self.shared.sublist.insert(sub.clone()) {
@@ -500,6 +847,63 @@ impl Connection {
         if self.opts.verbose {
             self.send_traced(protocol::OK, "OK");
         }
+    }
+
+    /// `-ERR 'Permissions Violation for Subscription to "x"'` (with ` using queue "q"` for a
+    /// queue subscription), and nats-server's log line. The connection stays open.
+    fn sub_violation(&mut self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
+        let (err_text, log_text) = match queue {
+            None => (
+                format!(
+                    "Permissions Violation for Subscription to {}",
+                    go_quote(subject)
+                ),
+                format!(
+                    "Subscription Violation - User {}, Subject {}, SID {}",
+                    go_quote(self.user.as_bytes()),
+                    go_quote(subject),
+                    String::from_utf8_lossy(sid)
+                ),
+            ),
+            Some(q) => (
+                format!(
+                    "Permissions Violation for Subscription to {} using queue {}",
+                    go_quote(subject),
+                    go_quote(q)
+                ),
+                format!(
+                    "Subscription Violation - User {}, Subject {}, Queue: {}, SID {}",
+                    go_quote(self.user.as_bytes()),
+                    go_quote(subject),
+                    go_quote(q),
+                    String::from_utf8_lossy(sid)
+                ),
+            ),
+        };
+        self.send_err_text(&err_text);
+        log::error!("{} - {log_text}", self.client.log_prefix());
+    }
+
+    /// `-ERR 'Permissions Violation for Publish to "x"'` and nats-server's log line. The
+    /// message is dropped; the connection stays open.
+    fn pub_violation(&mut self, subject: &[u8]) {
+        let text = format!("Permissions Violation for Publish to {}", go_quote(subject));
+        self.send_err_text(&text);
+        log::error!(
+            "{} - Publish Violation - User {}, Subject {}",
+            self.client.log_prefix(),
+            go_quote(self.user.as_bytes()),
+            go_quote(subject)
+        );
+    }
+
+    /// Sends `-ERR '<text>'` (a message built at run time), traced as nats-server does.
+    fn send_err_text(&mut self, text: &str) {
+        if self.trace {
+            log::trace!("{} - ->> [-ERR {text}]", self.client.log_prefix());
+        }
+        let line = format!("-ERR '{text}'\r\n");
+        self.send(line.as_bytes());
     }
 
     fn on_unsub(&mut self, sid: &[u8], max: Option<u64>) {
@@ -540,6 +944,13 @@ impl Connection {
         self.active = true;
         self.in_msgs += 1;
         self.in_bytes += p.payload.len() as u64;
+        if let Some(perms) = &self.perms {
+            // One cached lookup per message; nothing allocated once the subject is cached.
+            if perms.restricts_publish() && !self.pub_cache.can_publish(perms, p.subject) {
+                self.pub_violation(p.subject);
+                return Ok(());
+            }
+        }
         if self.opts.verbose {
             self.send_traced(protocol::OK, "OK");
         }
@@ -780,6 +1191,24 @@ impl Connection {
     }
 }
 
+/// Writes all of `bytes` from the reader thread (TLS: INFO and the handshake, before any
+/// writer is involved). The socket's write timeout is the writers' short slice, so a full
+/// socket is retried until `deadline` rather than failing at once.
+fn write_direct(stream: &TcpStream, mut bytes: &[u8], deadline: Instant) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match (&*stream).write(bytes) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+                    && Instant::now() < deadline => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// When the first ping check comes: `min(ping_interval, 2 s)` plus up to 20% of it, as
 /// nats-server's `setFirstPingTimer` (the jitter spreads the PINGs of clients that connected
 /// together).
@@ -805,18 +1234,67 @@ impl Drop for Connection {
     }
 }
 
-/// Hides passwords and tokens in a traced CONNECT, as nats-server does.
+/// Hides passwords and tokens in a traced CONNECT, as nats-server does: the text is kept as
+/// the client sent it, except that the value of every key starting with `pass` (nats-server's
+/// pattern) or named `auth_token` (beaver hides tokens too) becomes `[REDACTED]`. Works on
+/// the raw text, so malformed JSON leaks nothing either.
 fn redact(connect: &str) -> String {
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(connect)
-    else {
-        return connect.to_owned();
-    };
-    for key in ["pass", "auth_token"] {
-        if let Some(v) = map.get_mut(key) {
-            *v = serde_json::Value::String("[REDACTED]".into());
+    let b = connect.as_bytes();
+    let mut out = String::with_capacity(connect.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'"' {
+            i += 1;
+            continue;
         }
+        // A string: find its end.
+        let start = i + 1;
+        let mut j = start;
+        while j < b.len() && b[j] != b'"' {
+            j += if b[j] == b'\\' { 2 } else { 1 };
+        }
+        let key = &connect[start..j.min(b.len())];
+        i = j + 1;
+        if !(key.starts_with("pass") || key == "auth_token") {
+            continue;
+        }
+        // A secret's key (a string followed by a colon): skip to its value.
+        let mut k = i;
+        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\r' | b'\n') {
+            k += 1;
+        }
+        if k >= b.len() || b[k] != b':' {
+            continue;
+        }
+        k += 1;
+        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\r' | b'\n') {
+            k += 1;
+        }
+        if k >= b.len() {
+            break;
+        }
+        let value_start = k;
+        let value_end = if b[k] == b'"' {
+            let mut m = k + 1;
+            while m < b.len() && b[m] != b'"' {
+                m += if b[m] == b'\\' { 2 } else { 1 };
+            }
+            (m + 1).min(b.len())
+        } else {
+            let mut m = k;
+            while m < b.len() && !matches!(b[m], b',' | b'}') {
+                m += 1;
+            }
+            m
+        };
+        out.push_str(&connect[copied..value_start]);
+        out.push_str("\"[REDACTED]\"");
+        copied = value_end;
+        i = value_end;
     }
-    serde_json::Value::Object(map).to_string()
+    out.push_str(&connect[copied.min(connect.len())..]);
+    out
 }
 
 /// The payload at `at..at + len` of the frozen read buffer `chunk`, as a `Bytes` that every
@@ -897,6 +1375,12 @@ impl Deliverer<'_> {
         if sub.is_closed() || sub.client.is_closing() {
             return false;
         }
+        if let Some(deny) = &sub.deny {
+            // A wildcard subscription covering subjects its user may not subscribe to.
+            if deny.matches(msg.publish.subject) {
+                return false;
+            }
+        }
         let claim = sub.claim();
         if claim == Claim::Exhausted {
             unsubscribe(self.shared, sub);
@@ -950,5 +1434,25 @@ impl Deliverer<'_> {
             unsubscribe(self.shared, sub);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::redact;
+
+    #[test]
+    fn secrets_are_hidden_and_order_kept() {
+        assert_eq!(
+            redact(r#"{"user":"a","pass":"x\"y","verbose":false,"auth_token":"t"}"#),
+            r#"{"user":"a","pass":"[REDACTED]","verbose":false,"auth_token":"[REDACTED]"}"#
+        );
+        assert_eq!(redact(r#"{"pass": 12}"#), r#"{"pass": "[REDACTED]"}"#);
+        assert_eq!(
+            redact(r#"{"pass":"unterminated"#),
+            r#"{"pass":"[REDACTED]""#
+        );
+        assert!(!redact(r#"{"password" : "zz""#).contains("zz"));
+        assert_eq!(redact(r#"{"name":"pass"}"#), r#"{"name":"pass"}"#);
     }
 }

@@ -26,6 +26,10 @@ pub struct Subscription {
     max: AtomicU64,
     /// Set when unsubscribed; publishers holding a cached match skip it.
     closed: AtomicBool,
+    /// For a wildcard subscription that covers subjects its user may not subscribe to
+    /// (`SUB foo.>` with `deny = ["foo.secret"]`): messages on those subjects are not
+    /// delivered to it (nats-server's delivery deny filter). Set once, at `SUB`.
+    pub deny: Option<Arc<crate::auth::PermissionSet>>,
 }
 
 /// The outcome of counting one delivery against the auto-unsubscribe limit.
@@ -50,7 +54,14 @@ impl Subscription {
             delivered: AtomicU64::new(0),
             max: AtomicU64::new(0),
             closed: AtomicBool::new(false),
+            deny: None,
         }
+    }
+
+    /// Adds a delivery deny filter (see the `deny` field).
+    pub fn with_delivery_filter(mut self, deny: Option<Arc<crate::auth::PermissionSet>>) -> Self {
+        self.deny = deny;
+        self
     }
 
     /// Whether this subscription has been removed.

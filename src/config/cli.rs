@@ -83,6 +83,38 @@ pub struct Cli {
     /// Show version and exit
     #[arg(short = 'v', long = "version")]
     pub version: bool,
+
+    /// User required for connections
+    #[arg(long = "user", value_name = "USER")]
+    pub user: Option<String>,
+
+    /// Password required for connections (plain text or a bcrypt hash)
+    #[arg(long = "pass", value_name = "PASSWORD")]
+    pub pass: Option<String>,
+
+    /// Authorization token required for connections (plain text or a bcrypt hash)
+    #[arg(long = "auth", value_name = "TOKEN")]
+    pub auth: Option<String>,
+
+    /// Enable TLS, do not verify clients (default: false)
+    #[arg(long = "tls")]
+    pub tls: bool,
+
+    /// Server certificate file (PEM)
+    #[arg(long = "tlscert", value_name = "FILE")]
+    pub tlscert: Option<PathBuf>,
+
+    /// Private key for server certificate (PEM)
+    #[arg(long = "tlskey", value_name = "FILE")]
+    pub tlskey: Option<PathBuf>,
+
+    /// Enable TLS, verify client certificates
+    #[arg(long = "tlsverify")]
+    pub tlsverify: bool,
+
+    /// Client certificate CA for verification (PEM)
+    #[arg(long = "tlscacert", value_name = "FILE")]
+    pub tlscacert: Option<PathBuf>,
 }
 
 impl Cli {
@@ -133,6 +165,40 @@ impl Cli {
             }
             config.writers = w;
         }
+        // Authentication flags override the file's single user / token, as nats-server's do.
+        if self.user.is_some() || self.pass.is_some() || self.auth.is_some() {
+            let auth = config.authorization.get_or_insert_with(Default::default);
+            if let Some(u) = &self.user {
+                auth.user = Some(u.clone());
+            }
+            if let Some(p) = &self.pass {
+                auth.password = Some(p.clone());
+            }
+            if let Some(t) = &self.auth {
+                auth.token = Some(t.clone());
+            }
+        }
+        // Any TLS flag turns TLS on (nats-server: --tlscert/--tlskey imply --tls).
+        let tls_flags = self.tls
+            || self.tlsverify
+            || self.tlscert.is_some()
+            || self.tlskey.is_some()
+            || self.tlscacert.is_some();
+        if tls_flags {
+            let tls = config.tls.get_or_insert_with(Default::default);
+            if let Some(c) = &self.tlscert {
+                tls.cert_file = c.clone();
+            }
+            if let Some(k) = &self.tlskey {
+                tls.key_file = k.clone();
+            }
+            if let Some(ca) = &self.tlscacert {
+                tls.ca_file = Some(ca.clone());
+            }
+            if self.tlsverify {
+                tls.verify = true;
+            }
+        }
         Ok(())
     }
 }
@@ -179,6 +245,37 @@ mod tests {
         assert_eq!(c.host, "::1");
         assert!(!c.logtime);
         assert_eq!(c.http_port, 8222);
+    }
+
+    #[test]
+    fn auth_and_tls_flags() {
+        let mut c = Config::default();
+        parse(&[
+            "--user",
+            "u",
+            "--pass",
+            "p",
+            "--tlscert",
+            "c",
+            "--tlskey",
+            "k",
+        ])
+        .apply(&mut c)
+        .unwrap();
+        let a = c.authorization.as_ref().unwrap();
+        assert_eq!(
+            (a.user.as_deref(), a.password.as_deref()),
+            (Some("u"), Some("p"))
+        );
+        let t = c.tls.as_ref().unwrap();
+        assert_eq!(t.cert_file, PathBuf::from("c"));
+        assert!(!t.verify);
+        let mut c = Config::default();
+        parse(&["--auth", "t", "--tlsverify", "--tlscacert", "ca"])
+            .apply(&mut c)
+            .unwrap();
+        assert_eq!(c.authorization.unwrap().token.as_deref(), Some("t"));
+        assert!(c.tls.unwrap().verify);
     }
 
     #[test]

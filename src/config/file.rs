@@ -1,8 +1,9 @@
 //! Reading `Config.toml`: the schema, and turning it into [`Config`] with errors that name the
 //! key and line.
 
+use super::auth::check_permissions;
 use super::units::{duration_from_secs, parse_duration, parse_size};
-use super::{Config, ConfigError};
+use super::{Authorization, Config, ConfigError, Permissions, SubjectPermission, Tls, User};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -35,6 +36,105 @@ pub(super) struct FileConfig {
     trace: Option<bool>,
     logtime: Option<bool>,
     logfile: Option<Spanned<String>>,
+    authorization: Option<Spanned<FileAuthorization>>,
+    no_auth_user: Option<Spanned<String>>,
+    tls: Option<Spanned<FileTls>>,
+}
+
+/// `[authorization]`: nats-server's `authorization` block.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAuthorization {
+    user: Option<String>,
+    password: Option<String>,
+    token: Option<String>,
+    timeout: Option<Spanned<Seconds>>,
+    users: Option<Vec<Spanned<FileUser>>>,
+}
+
+/// One entry of `users`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileUser {
+    user: String,
+    password: String,
+    permissions: Option<FilePermissions>,
+}
+
+/// `permissions = { publish = ..., subscribe = ... }` (nats-server also says `pub`/`sub`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePermissions {
+    #[serde(alias = "pub")]
+    publish: Option<PermSpec>,
+    #[serde(alias = "sub")]
+    subscribe: Option<PermSpec>,
+}
+
+/// A permission: one subject, a list of subjects (both mean allow), or a table with `allow`
+/// and `deny`.
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a subject, a list of subjects, or a table with `allow` and `deny` lists"
+)]
+enum PermSpec {
+    One(String),
+    List(Vec<String>),
+    Table(FileSubjectPermission),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSubjectPermission {
+    allow: Option<OneOrMany>,
+    deny: Option<OneOrMany>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "a subject or a list of subjects")]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+impl PermSpec {
+    fn into_permission(self) -> SubjectPermission {
+        match self {
+            PermSpec::One(s) => SubjectPermission {
+                allow: vec![s],
+                deny: Vec::new(),
+            },
+            PermSpec::List(allow) => SubjectPermission {
+                allow,
+                deny: Vec::new(),
+            },
+            PermSpec::Table(t) => SubjectPermission {
+                allow: t.allow.map(OneOrMany::into_vec).unwrap_or_default(),
+                deny: t.deny.map(OneOrMany::into_vec).unwrap_or_default(),
+            },
+        }
+    }
+}
+
+/// `[tls]`: nats-server's `tls` block.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTls {
+    cert_file: Option<String>,
+    key_file: Option<String>,
+    ca_file: Option<String>,
+    verify: Option<bool>,
+    timeout: Option<Spanned<Seconds>>,
 }
 
 /// A size: an integer number of bytes or a string with a suffix (`"1MB"`).
@@ -248,6 +348,93 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
     }
     if let Some(v) = file.logfile {
         config.logfile = Some(PathBuf::from(v.into_inner()));
+    }
+    if let Some(a) = file.authorization {
+        let span = a.span();
+        let a = a.into_inner();
+        let mut auth = Authorization {
+            user: a.user,
+            password: a.password,
+            token: a.token,
+            ..Authorization::default()
+        };
+        if let Some(v) = a.timeout {
+            let (d, _) = duration!("authorization.timeout", v);
+            auth.timeout = d;
+        }
+        for u in a.users.unwrap_or_default() {
+            let uspan = u.span();
+            let u = u.into_inner();
+            let permissions = u.permissions.map(|p| Permissions {
+                publish: p.publish.map(PermSpec::into_permission),
+                subscribe: p.subscribe.map(PermSpec::into_permission),
+            });
+            if let Some(p) = &permissions {
+                check_permissions(p).map_err(|m| err("authorization.users", uspan.clone(), m))?;
+            }
+            auth.users.push(User {
+                user: u.user,
+                password: u.password,
+                permissions,
+            });
+        }
+        if auth.user.is_some() && !auth.users.is_empty() {
+            return Err(err(
+                "authorization",
+                span,
+                "can not have a single user/pass (`user`) and a users array (`users`)".into(),
+            ));
+        }
+        if auth.token.is_some() && (auth.user.is_some() || !auth.users.is_empty()) {
+            return Err(err(
+                "authorization",
+                span,
+                "can not have a token (`token`) and a user (`user` or `users`)".into(),
+            ));
+        }
+        config.authorization = Some(auth);
+    }
+    if let Some(v) = file.no_auth_user {
+        let span = v.span();
+        let name = v.into_inner();
+        let known = config
+            .authorization
+            .as_ref()
+            .is_some_and(|a| a.users.iter().any(|u| u.user == name));
+        if !known {
+            return Err(err(
+                "no_auth_user",
+                span,
+                format!("{name:?} not present as user in authorization block"),
+            ));
+        }
+        config.no_auth_user = Some(name);
+    }
+    if let Some(t) = file.tls {
+        let span = t.span();
+        let t = t.into_inner();
+        let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
+            return Err(err(
+                "tls",
+                span,
+                "`cert_file` and `key_file` are required".into(),
+            ));
+        };
+        let mut tls = Tls {
+            cert_file: PathBuf::from(cert),
+            key_file: PathBuf::from(key),
+            ca_file: t.ca_file.map(PathBuf::from),
+            verify: t.verify.unwrap_or(false),
+            timeout: Duration::ZERO,
+        };
+        if let Some(v) = t.timeout {
+            let (d, _) = duration!("tls.timeout", v);
+            tls.timeout = d;
+        }
+        if tls.verify && tls.ca_file.is_none() {
+            return Err(err("tls", span, "`verify` needs `ca_file`".into()));
+        }
+        config.tls = Some(tls);
     }
     // Cross-key rule from nats-server: a message must fit in a client's pending buffer.
     if config.max_payload > config.max_pending {

@@ -5,10 +5,15 @@
 //! needs no file to start. The repository's `Config.toml` lists every key with its default
 //! (a unit test keeps the two in step).
 
+mod auth;
 mod cli;
 mod file;
 pub mod units;
 
+pub use auth::{
+    split_queue, Authorization, Permissions, SubjectPermission, Tls, User, DEFAULT_AUTH_TIMEOUT,
+    DEFAULT_TLS_TIMEOUT,
+};
 pub use cli::Cli;
 
 use std::path::PathBuf;
@@ -72,6 +77,14 @@ pub struct Config {
     pub logtime: bool,
     /// Log to this file instead of stderr (`logfile`, `-l`).
     pub logfile: Option<PathBuf>,
+    /// Client authentication and permissions (`[authorization]`, `--user`/`--pass`/`--auth`);
+    /// `None`: no authentication (the default).
+    pub authorization: Option<Authorization>,
+    /// A client that sends no credentials logs in as this user of `authorization.users`
+    /// (`no_auth_user`, top level as in nats-server).
+    pub no_auth_user: Option<String>,
+    /// TLS for client connections (`[tls]`, `--tls*`); `None`: plain TCP (the default).
+    pub tls: Option<Tls>,
 }
 
 impl Default for Config {
@@ -96,6 +109,9 @@ impl Default for Config {
             trace: false,
             logtime: true,
             logfile: None,
+            authorization: None,
+            no_auth_user: None,
+            tls: None,
         }
     }
 }
@@ -126,6 +142,7 @@ impl Config {
             file::apply_file(&mut config, &path.display().to_string(), &text)?;
         }
         cli.apply(&mut config)?;
+        auth::validate(&config).map_err(|message| ConfigError { message })?;
         Ok(config)
     }
 
@@ -133,7 +150,13 @@ impl Config {
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
         let mut config = Config::default();
         file::apply_file(&mut config, "Config.toml", text)?;
+        auth::validate(&config).map_err(|message| ConfigError { message })?;
         Ok(config)
+    }
+
+    /// Whether clients must authenticate (`auth_required` in `INFO`).
+    pub fn auth_required(&self) -> bool {
+        self.authorization.as_ref().is_some_and(|a| a.is_enabled())
     }
 
     /// The port to bind: 0 (ask the OS) for -1, 4222 for 0.
@@ -230,6 +253,16 @@ mod tests {
             "trace",
             "logtime",
             "logfile",
+            "no_auth_user",
+            "user",
+            "password",
+            "token",
+            "timeout",
+            "users",
+            "cert_file",
+            "key_file",
+            "ca_file",
+            "verify",
         ] {
             assert!(
                 text.lines()
@@ -262,6 +295,61 @@ mod tests {
         assert!(!c.monitoring());
         assert_eq!(c.monitor_host(), "::1");
         assert_eq!(c.closed_ring_size(), 10_000);
+    }
+
+    #[test]
+    fn authorization_and_tls_tables() {
+        let c = Config::from_toml(
+            "no_auth_user = \"b\"\n[authorization]\ntimeout = 0.5\nusers = [\n  \
+             { user = \"a\", password = \"x\", permissions = { publish = \"foo\", subscribe = \
+             { allow = [\"bar.*\", \"q.* g\"], deny = \"bar.x\" } } },\n  \
+             { user = \"b\", password = \"y\", permissions = { pub = [\"p\"], sub = [\"s\"] } },\n]\n\
+             [tls]\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\nca_file = \"ca.pem\"\n\
+             verify = true\ntimeout = 3\n",
+        )
+        .unwrap();
+        let a = c.authorization.as_ref().unwrap();
+        assert!(c.auth_required());
+        assert_eq!(a.effective_timeout(), Duration::from_millis(500));
+        assert_eq!(a.users.len(), 2);
+        let p = a.users[0].permissions.as_ref().unwrap();
+        assert_eq!(p.publish.as_ref().unwrap().allow, vec!["foo".to_string()]);
+        let sub = p.subscribe.as_ref().unwrap();
+        assert_eq!(sub.allow, vec!["bar.*".to_string(), "q.* g".to_string()]);
+        assert_eq!(sub.deny, vec!["bar.x".to_string()]);
+        let p = a.users[1].permissions.as_ref().unwrap();
+        assert_eq!(p.subscribe.as_ref().unwrap().allow, vec!["s".to_string()]);
+        assert_eq!(c.no_auth_user.as_deref(), Some("b"));
+        let t = c.tls.as_ref().unwrap();
+        assert!(t.verify);
+        assert_eq!(t.effective_timeout(), Duration::from_secs(3));
+        assert_eq!(t.ca_file.as_deref(), Some(std::path::Path::new("ca.pem")));
+
+        for (text, needle) in [
+            ("[authorization]\nusers = [{ user = \"a\" }]\n", "password"),
+            (
+                "[authorization]\nusers = [{ user = \"a\", password = \"b\", permissions = \
+                 { publish = 1 } }]\n",
+                "a subject, a list of subjects",
+            ),
+            (
+                "[authorization]\nusers = [{ user = \"a\", password = \"b\", permissions = \
+                 { subscribe = [\"foo.>.bar\"] } }]\n",
+                "invalid subject",
+            ),
+            ("[authorization]\ntoken = \"t\"\nuser = \"u\"\n", "token"),
+            (
+                "[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nverify = true\n",
+                "ca_file",
+            ),
+            (
+                "[tls]\ncert_file = \"c\"\nkey_file = \"k\"\nbogus = 1\n",
+                "bogus",
+            ),
+        ] {
+            let e = Config::from_toml(text).unwrap_err();
+            assert!(e.message.contains(needle), "{text}: {e}");
+        }
     }
 
     #[test]

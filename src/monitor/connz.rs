@@ -11,9 +11,10 @@
 //! - `state=open` (default), `closed`, `all` (or `any`).
 //! - `subs=1` adds `subscriptions_list` (subjects), `subs=detail` adds
 //!   `subscriptions_list_detail` (objects).
-//! - `auth`, `user`, `acc`, `mqtt_client`: accepted; beaver has no users or accounts (every
-//!   client is in the global account `$G`), so a `user` or an account other than `$G`
-//!   matches nothing.
+//! - `auth=1` adds `authorized_user` (the user name, or the token, when authentication is
+//!   on); `user=NAME` lists only that user's connections.
+//! - `acc`, `mqtt_client`: accepted; beaver has no accounts (every client is in the global
+//!   account `$G`), so an account other than `$G` matches nothing.
 
 use super::closed::ClosedConn;
 use super::json::{go_rtt, is_zero, uptime, GoTime};
@@ -83,6 +84,15 @@ pub struct ConnInfo {
     /// `version` from `CONNECT`.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub version: String,
+    /// Negotiated TLS version (`1.3`), TLS connections only.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tls_version: String,
+    /// Negotiated cipher suite, Go's name (`TLS_AES_128_GCM_SHA256`).
+    #[serde(rename = "tls_cipher_suite", skip_serializing_if = "String::is_empty")]
+    pub tls_cipher: String,
+    /// The authorized user (user name, or token), shown with `auth=1` only.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub authorized_user: String,
     /// Subjects of the subscriptions (`subs=1`), in sid order.
     #[serde(rename = "subscriptions_list", skip_serializing_if = "Vec::is_empty")]
     pub subs: Vec<String>,
@@ -100,6 +110,7 @@ impl ConnInfo {
         let last = client.last_activity();
         let since = |t: SystemTime| now.duration_since(t).unwrap_or(Duration::ZERO);
         let (name, lang, version) = client.identity();
+        let (tls_version, tls_cipher) = client.tls_info();
         let mut info = ConnInfo {
             cid: client.cid,
             kind: "Client",
@@ -122,6 +133,9 @@ impl ConnInfo {
             name,
             lang,
             version,
+            tls_version,
+            tls_cipher,
+            authorized_user: client.authorized_user(),
             subs: Vec::new(),
             subs_detail: Vec::new(),
         };
@@ -291,7 +305,9 @@ pub struct ConnzOptions {
     pub cid: u64,
     /// `state`.
     pub state: ConnState,
-    /// `user` (beaver has no users: non-empty matches nothing).
+    /// `auth`: show `authorized_user`.
+    pub auth: bool,
+    /// `user`: only the connections of this authorized user.
     pub user: String,
     /// `acc` (anything but empty or `$G` matches nothing).
     pub account: String,
@@ -301,7 +317,7 @@ impl ConnzOptions {
     /// Decodes the query in nats-server's order; the error is the 400 message.
     pub fn decode(q: &Query) -> Result<ConnzOptions, String> {
         let sort = q.get("sort").to_owned();
-        decode_bool(q, "auth")?;
+        let auth = decode_bool(q, "auth")?;
         let subs = decode_subs(q)?;
         let offset = decode_int(q, "offset")?;
         let limit = decode_int(q, "limit")?;
@@ -319,6 +335,7 @@ impl ConnzOptions {
             limit,
             cid,
             state,
+            auth,
             user: q.get("user").to_owned(),
             account: q.get("acc").to_owned(),
         })
@@ -344,8 +361,8 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
     let now = SystemTime::now();
     let want_open = opts.state != ConnState::Closed;
     let want_closed = opts.state != ConnState::Open;
-    if !opts.user.is_empty() || !(opts.account.is_empty() || opts.account == GLOBAL_ACCOUNT) {
-        // No beaver client has a user or another account.
+    if !(opts.account.is_empty() || opts.account == GLOBAL_ACCOUNT) {
+        // No beaver client is in another account.
         return Ok(Connz {
             server_id: shared.server_id.clone(),
             now: GoTime(now),
@@ -405,6 +422,17 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
         conns.push(info);
     }
 
+    let mut total = total;
+    if !opts.user.is_empty() {
+        conns.retain(|c| c.authorized_user == opts.user);
+        // nats-server counts only the user's connections in `total`.
+        total = conns.len();
+    }
+    if !opts.auth {
+        for c in &mut conns {
+            c.authorized_user.clear();
+        }
+    }
     conns.sort_by_key(|c| c.cid);
     sort_conns(&mut conns, sort, now);
 

@@ -22,8 +22,9 @@
 //! - `/subsz`: the sublist's shard read locks and trie read lock while cloning the
 //!   subscriptions' `Arc`s; the shared match cache's shard read locks for its statistics.
 //!
-//! Lock order (docs/architecture.md): closed ring → registry shards. Monitoring never holds
-//! a lock while taking a client's subscription map, so it fits the server's order
+//! Lock order (docs/architecture.md): closed ring → registry shards (→ the leaving client's
+//! `settled` lock, in `Shared::depart`). Monitoring never holds a lock while taking a
+//! client's subscription map or identity, so it fits the server's order
 //! `Client::subs` → sublist.
 //!
 //! ## Robustness
@@ -318,9 +319,10 @@ impl Handler {
     /// Dispatches on the path. Where nats-server counts a request before decoding its
     /// query and where after, beaver does the same, so `http_req_stats` agree.
     fn route(&mut self, url: &str) -> Reply {
-        let (path, raw_query) = url.split_once('?').unwrap_or((url, ""));
+        let (raw_path, raw_query) = url.split_once('?').unwrap_or((url, ""));
         let q = Query::parse(raw_query);
-        match path {
+        let path = query::unescape_path(raw_path).unwrap_or_default();
+        match path.as_str() {
             "/" => {
                 self.count("/");
                 Reply {

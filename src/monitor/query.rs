@@ -44,12 +44,23 @@ impl Query {
 /// Go's `QueryUnescape`: `+` is a space, `%XX` a byte; `None` for a bad escape or bytes that
 /// are not UTF-8 (Go keeps those as raw bytes; beaver's parameters are all ASCII).
 fn unescape(s: &str) -> Option<String> {
+    unescape_with(s, true)
+}
+
+/// The path of a request URL as Go's `net/url` decodes it (`%XX` escapes, `+` kept), which
+/// is what nats-server's handlers are matched against: `/var%7A` is `/varz` there. `None`
+/// for a bad escape (Go answers 400 before routing; beaver answers 404).
+pub fn unescape_path(s: &str) -> Option<String> {
+    unescape_with(s, false)
+}
+
+fn unescape_with(s: &str, plus_is_space: bool) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' => {
                 let hex = b.get(i + 1..i + 3)?;
                 let hex = std::str::from_utf8(hex).ok()?;
@@ -150,6 +161,9 @@ mod tests {
         assert_eq!(q.get("empty"), "");
         assert_eq!(q.get("flag"), "");
         assert_eq!(q.get("missing"), "");
+        assert_eq!(unescape_path("/var%7A").as_deref(), Some("/varz"));
+        assert_eq!(unescape_path("/a+b").as_deref(), Some("/a+b"));
+        assert_eq!(unescape_path("/bad%zz"), None);
     }
 
     #[test]

@@ -5,8 +5,7 @@
 //! `gomaxprocs` (there is no Go runtime) and `system_account` (beaver has no system
 //! account), and adds `beaver_version`. The sections for features beaver does not have
 //! (`cluster`, `gateway`, `leaf`, `mqtt`, `websocket`, `jetstream`) are empty objects, as
-//! nats-server shows them when those features are off; `auth_timeout` and `tls_timeout` show
-//! nats-server's defaults (2 seconds) though beaver has no authentication or TLS yet.
+//! nats-server shows them when those features are off.
 
 use super::json::{go_float, is_zero, uptime, GoTime};
 use crate::client::Traffic;
@@ -67,6 +66,15 @@ pub struct Varz {
     pub host: String,
     /// Client port.
     pub port: u16,
+    /// Clients must authenticate.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub auth_required: bool,
+    /// Clients must use TLS.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tls_required: bool,
+    /// Client certificates are verified.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tls_verify: bool,
     /// `max_connections` (negative: unlimited).
     pub max_connections: i64,
     /// `max_subscriptions` per connection, omitted when unlimited.
@@ -84,7 +92,7 @@ pub struct Varz {
     pub http_base_path: &'static str,
     /// Always 0 (no HTTPS monitoring).
     pub https_port: u16,
-    /// Seconds (nats-server's default; beaver has no authentication yet).
+    /// Authentication timeout, seconds (default 2).
     #[serde(serialize_with = "go_float")]
     pub auth_timeout: f64,
     /// `max_control_line` in bytes.
@@ -105,7 +113,7 @@ pub struct Varz {
     pub websocket: Empty,
     /// JetStream: not supported, `{}`.
     pub jetstream: Empty,
-    /// Seconds (nats-server's default; beaver has no TLS yet).
+    /// TLS handshake timeout, seconds (default 2).
     #[serde(serialize_with = "go_float")]
     pub tls_timeout: f64,
     /// `write_deadline` in nanoseconds.
@@ -180,6 +188,9 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         proto: 1,
         host: config.host.clone(),
         port: shared.local_addr.port(),
+        auth_required: shared.auth.required(),
+        tls_required: shared.tls.is_some(),
+        tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
         max_connections: match config.max_connections {
             0 => 64 * 1024,
             n => n,
@@ -191,7 +202,7 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         http_port: config.http_port,
         http_base_path: "",
         https_port: 0,
-        auth_timeout: NATS_DEFAULT_TIMEOUT_SECS,
+        auth_timeout: shared.auth.timeout().as_secs_f64(),
         max_control_line: config.max_control_line,
         max_payload: config.max_payload,
         max_pending: config.max_pending,
@@ -201,7 +212,9 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         mqtt: Empty {},
         websocket: Empty {},
         jetstream: Empty {},
-        tls_timeout: NATS_DEFAULT_TIMEOUT_SECS,
+        tls_timeout: config.tls.as_ref().map_or(NATS_DEFAULT_TIMEOUT_SECS, |t| {
+            t.effective_timeout().as_secs_f64()
+        }),
         write_deadline: nanos(config.effective_write_deadline()),
         start: GoTime(shared.start),
         now: GoTime(now),

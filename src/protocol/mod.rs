@@ -43,6 +43,8 @@ pub mod err {
         b"-ERR 'no responders requires headers support'\r\n";
     /// Failed authentication (or a `CONNECT` naming an account). Closes.
     pub const AUTHORIZATION_VIOLATION: &[u8] = b"-ERR 'Authorization Violation'\r\n";
+    /// No valid `CONNECT` within the authentication timeout. Closes.
+    pub const AUTHENTICATION_TIMEOUT: &[u8] = b"-ERR 'Authentication Timeout'\r\n";
     /// No `PONG` to `ping_max` outstanding `PING`s. Closes.
     pub const STALE_CONNECTION: &[u8] = b"-ERR 'Stale Connection'\r\n";
     /// One connection over `max_connections`. Closes.

@@ -8,7 +8,7 @@
 //! - the **monitor** (`-m`), when enabled, serves the HTTP endpoints ([`crate::monitor`]).
 //!
 //! ## Departures
-//! A connection's reader, when it finishes, calls [`Shared::depart`]: under the closed-ring
+//! A connection's reader, when it finishes, calls `Shared::depart`: under the closed-ring
 //! lock it unregisters the client, adds the client's counters to the totals of departed
 //! connections, and keeps a snapshot of it in the ring of closed connections. Monitoring
 //! reads the registry and those totals under the same lock, so a connection that leaves is
@@ -55,6 +55,10 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub struct Shared {
     /// The configuration the server started with.
     pub config: Config,
+    /// Client authentication, compiled from `config.authorization`.
+    pub auth: crate::auth::Authenticator,
+    /// The TLS server configuration, when `config.tls` is set.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The subscription table.
     pub sublist: Sublist<Subscription>,
     /// Connected clients by cid.
@@ -75,15 +79,17 @@ pub struct Shared {
     pub start: SystemTime,
     /// The same moment on the monotonic clock (uptime).
     pub start_instant: Instant,
-    /// Messages and bytes of the connections that have left (see [`Shared::depart`]); open
+    /// Messages and bytes of the connections that have left (see `Shared::depart`); open
     /// connections keep their own counters, summed on request.
     pub departed: Arc<ClientStats>,
     /// The last `max_closed_clients` closed connections (`/connz?state=closed`). Its lock
     /// also makes departures atomic for monitoring (see the module docs). Lock order: this,
-    /// then the registry's shard locks; nothing else is taken under it.
+    /// then the registry's shard locks, then (in `Shared::depart`) the leaving client's
+    /// `settled` lock; nothing else is taken under it.
     pub closed: Mutex<ClosedConnections>,
-    /// Connections closed, per [`CloseReason`] (indexed by `CloseReason::index`). Relaxed:
-    /// statistics.
+    /// Connections closed, per [`CloseReason`] (indexed by `CloseReason::index`). Added to
+    /// under the `closed` lock, by [`Shared::depart`], so that they agree with the registry
+    /// for anyone who took that lock; Relaxed, since the lock orders them.
     closed_by_reason: [AtomicU64; CloseReason::ALL.len()],
     next_cid: AtomicU64,
     shutting_down: AtomicBool,
@@ -145,12 +151,13 @@ impl Shared {
     ) {
         // Everything that takes the client's own locks happens before the ring lock.
         let mut snapshot = ClosedConn::capture(client, reason, subs, SystemTime::now());
-        {
-            let mut ring = self.closed.lock();
-            self.clients.remove(&client.cid);
-            snapshot.set_traffic(client.settle());
-            ring.push(snapshot);
-        }
+        let mut ring = self.closed.lock();
+        self.clients.remove(&client.cid);
+        snapshot.set_traffic(client.settle());
+        ring.push(snapshot);
+        // Counted under the same lock, so that whoever sees the connection gone (under
+        // this lock) also sees its close reason counted: `/varz` `connections` and
+        // `slow_consumers`, and `/metrics`, agree at every moment.
         self.closed_by_reason[reason.index()].fetch_add(1, Ordering::Relaxed);
     }
 
@@ -169,8 +176,8 @@ impl Shared {
             host: self.config.host.clone(),
             port: self.local_addr.port(),
             headers: true,
-            auth_required: false,
-            tls_required: false,
+            auth_required: self.auth.required(),
+            tls_required: self.tls.is_some(),
             max_payload: self.config.max_payload,
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
@@ -195,6 +202,8 @@ pub enum StartError {
     Listen(io::Error),
     /// The monitoring port could not be bound (nats-server: "Can't start monitoring").
     Monitor(io::Error),
+    /// The TLS certificate, key or CA could not be loaded.
+    Tls(String),
 }
 
 impl std::fmt::Display for StartError {
@@ -202,6 +211,7 @@ impl std::fmt::Display for StartError {
         match self {
             StartError::Listen(e) => write!(f, "{e}"),
             StartError::Monitor(e) => write!(f, "Can't start monitoring: {e}"),
+            StartError::Tls(e) => write!(f, "{e}"),
         }
     }
 }
@@ -218,6 +228,14 @@ impl Server {
     /// Binds the client port (and the monitoring port when `http_port` is set), and starts
     /// the acceptor, the writer pool and the monitoring thread.
     pub fn start(config: Config) -> Result<Server, StartError> {
+        let tls = match &config.tls {
+            Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
+            None => None,
+        };
+        let auth = crate::auth::Authenticator::new(&config);
+        if auth.has_plain_passwords() {
+            log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
+        }
         let listener = bind(&config.host, config.bind_port())?;
         let local_addr = listener.local_addr()?;
         let monitor_listener = if config.monitoring() {
@@ -276,6 +294,8 @@ impl Server {
             closed_by_reason: std::array::from_fn(|_| AtomicU64::new(0)),
             next_cid: AtomicU64::new(1),
             shutting_down: AtomicBool::new(false),
+            auth,
+            tls,
             config,
         });
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
@@ -349,8 +369,17 @@ impl Server {
             }
         };
         wait_empty(SHUTDOWN_GRACE);
-        for c in self.shared.clients.iter() {
-            c.value().abort(CloseReason::ServerShutdown);
+        // Collected first, as above: `abort` may wait for a writer's write to finish, and no
+        // registry lock may be held meanwhile (a departing reader needs it; see the lock
+        // order in docs/architecture.md).
+        let stragglers: Vec<Arc<Client>> = self
+            .shared
+            .clients
+            .iter()
+            .map(|e| e.value().clone())
+            .collect();
+        for c in &stragglers {
+            c.abort(CloseReason::ServerShutdown);
         }
         wait_empty(Duration::from_secs(1));
         // (4) Stop the writers.

@@ -69,6 +69,12 @@ pub struct WriteState {
     probing: bool,
     /// Next retry delay.
     retry_delay: Duration,
+    /// TLS clients: ciphertext produced from written batches and not yet on the socket.
+    tls_out: Vec<u8>,
+    /// Bytes of `tls_out` already written.
+    tls_off: usize,
+    /// TLS clients: `close_notify` has been queued in `tls_out` (graceful close).
+    tls_close_sent: bool,
 }
 
 /// Empties a vector and returns its allocation as a vector of another type with the same
@@ -225,6 +231,10 @@ impl Writer {
 
     /// Writes as much of `client`'s queue as the socket takes; see the module docs.
     fn flush(&mut self, client: Arc<Client>) {
+        // One branch for TLS; the plain-text path below is unchanged.
+        if client.tls.is_some() {
+            return self.flush_tls(client);
+        }
         let mut st = client.write.lock();
         let mut budget = FAIR_SHARE;
         loop {
@@ -350,6 +360,155 @@ impl Writer {
                         log::debug!("{} - Write error: {e}", client.log_prefix());
                     }
                 }
+            }
+        }
+    }
+
+    /// The TLS variant of [`Writer::flush`]: gather batches, encrypt them under the
+    /// session's lock into `tls_out`, then write the ciphertext outside the lock. Batches
+    /// are wholly handed to rustls at once (its buffer is unlimited; a gather is at most
+    /// [`WRITE_TARGET`]), so what waits for the socket is ciphertext only. Blocked writes are
+    /// handled as for plain text (retry list, `write_deadline`), without the probing
+    /// refinement.
+    fn flush_tls(&mut self, client: Arc<Client>) {
+        let Some(tls) = client.tls.as_ref() else {
+            return;
+        };
+        // Lock order: `Client::write`, then `Client::tls` (never the other way round).
+        let mut st = client.write.lock();
+        let mut budget = FAIR_SHARE;
+        loop {
+            if client.is_shut() {
+                self.discard(&client, &mut st);
+                st.tls_out.clear();
+                st.tls_off = 0;
+                if client.outbound.release() {
+                    continue;
+                }
+                return;
+            }
+            // Ciphertext waiting: write it first, outside the session lock.
+            if st.tls_off < st.tls_out.len() {
+                let result = {
+                    let guard = client.stream.read();
+                    let Some(stream) = guard.as_ref() else {
+                        continue; // shut meanwhile: the next turn discards
+                    };
+                    (&*stream).write(&st.tls_out[st.tls_off..])
+                };
+                match result {
+                    Ok(0) => {
+                        client.abort(CloseReason::WriteError);
+                    }
+                    Ok(n) => {
+                        st.tls_off += n;
+                        if st.tls_off == st.tls_out.len() {
+                            st.tls_out.clear();
+                            st.tls_off = 0;
+                        }
+                        st.blocked_since = None;
+                        st.retry_delay = RETRY_MIN;
+                        budget = budget.saturating_sub(n);
+                        if budget == 0
+                            && self.requeue.try_send(Ready::Client(client.clone())).is_ok()
+                        {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                        let now = Instant::now();
+                        let since = *st.blocked_since.get_or_insert(now);
+                        if now.duration_since(since) >= self.write_deadline {
+                            if client.abort(CloseReason::SlowConsumerWriteDeadline) {
+                                log::warn!(
+                                    "{} - Slow Consumer Detected: WriteDeadline of {:?} \
+                                     exceeded with {} bytes pending (client name {:?})",
+                                    client.log_prefix(),
+                                    self.write_deadline,
+                                    client.pending_bytes() + st.tls_out.len() - st.tls_off,
+                                    client.name()
+                                );
+                            }
+                            continue;
+                        }
+                        client.outbound.mark_stuck();
+                        let delay = st.retry_delay.max(RETRY_MIN);
+                        st.retry_delay = (delay * 2).min(RETRY_MAX);
+                        drop(st);
+                        self.park(client, delay);
+                        return;
+                    }
+                    Err(e) => {
+                        if client.abort(CloseReason::WriteError) {
+                            log::debug!("{} - Write error: {e}", client.log_prefix());
+                        }
+                    }
+                }
+                continue;
+            }
+            if st.tls_close_sent {
+                // close_notify is out: graceful close done.
+                client.shut_socket();
+                continue;
+            }
+            // Gather.
+            while st.inflight_bytes < WRITE_TARGET {
+                match client.outbound.pop() {
+                    Some(b) => {
+                        st.inflight_bytes += b.len();
+                        st.inflight.push_back(b);
+                    }
+                    None => break,
+                }
+            }
+            let closing = st.inflight.front().is_some_and(|b| b.is_close());
+            // Encrypt, under the session lock only.
+            let (plain, handshaking) = {
+                let mut session = tls.lock();
+                let mut plain = 0;
+                // During the handshake the reader owns the socket's writes (and nothing but
+                // a close marker can be queued yet): leave the session alone.
+                let handshaking = session.is_handshaking();
+                for b in st.inflight.iter().filter(|_| !handshaking) {
+                    if b.is_close() {
+                        break;
+                    }
+                    for seg in b.segments() {
+                        // Cannot fail: the session's buffer is unlimited.
+                        let _ = session.writer().write_all(seg);
+                        plain += seg.len();
+                    }
+                }
+                if closing && !handshaking {
+                    session.send_close_notify();
+                }
+                while !handshaking && session.wants_write() {
+                    // Writing into a Vec cannot fail.
+                    if session.write_tls(&mut st.tls_out).is_err() {
+                        break;
+                    }
+                }
+                (plain, handshaking)
+            };
+            self.advance(&client, &mut st, plain);
+            if handshaking && !closing && !st.inflight.is_empty() {
+                // Output before the handshake is done (never queued by beaver itself): try
+                // again later rather than spin.
+                drop(st);
+                self.park(client, RETRY_MAX);
+                return;
+            }
+            if closing {
+                st.tls_close_sent = true;
+                continue;
+            }
+            if st.tls_out.is_empty() && st.inflight.is_empty() {
+                // Nothing left: give the token back (or keep it if something just arrived).
+                if client.outbound.release() {
+                    continue;
+                }
+                return;
             }
         }
     }

@@ -446,3 +446,110 @@ pub fn show(frames: &[Frame]) -> String {
         .map(|f| String::from_utf8_lossy(&encode(f)).into_owned())
         .collect()
 }
+
+impl ServerProcess {
+    /// The monitoring port, from the `Starting http monitor on HOST:PORT` line both servers
+    /// log before they listen for clients (so it is already there once started).
+    pub fn monitor_port(&self) -> u16 {
+        let needle = "Starting http monitor on ";
+        assert!(
+            self.wait_for_log(needle),
+            "{} did not start its monitor; log: {:?}",
+            self.name,
+            self.log_lines()
+        );
+        self.log_lines()
+            .iter()
+            .find_map(|l| l.split(needle).nth(1))
+            .and_then(|addr| addr.trim().rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .expect("the monitor line ends with :PORT")
+    }
+}
+
+/// An HTTP response, read whole.
+#[derive(Debug, Clone)]
+pub struct HttpResponse {
+    /// The status code.
+    pub status: u16,
+    /// The `Content-Type` header (empty when absent).
+    pub content_type: String,
+    /// The body as text.
+    pub body: String,
+}
+
+/// `GET path` on 127.0.0.1:`port` with a plain HTTP/1.0 request over a `TcpStream`: the
+/// server answers with the whole body and closes (no chunked encoding, no keep-alive), so
+/// reading to the end is the whole response.
+pub fn http_get(port: u16, path: &str) -> HttpResponse {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to the monitor");
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    )
+    .expect("send");
+    let mut raw = Vec::new();
+    stream
+        .read_to_end(&mut raw)
+        .unwrap_or_else(|e| panic!("reading the response to GET {path}: {e}"));
+    let text = String::from_utf8(raw).expect("the response is UTF-8");
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no end of headers in {text:?}"));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line in {head:?}"));
+    let mut content_type = String::new();
+    for line in lines {
+        if let Some((k, v)) = line.split_once(':') {
+            assert!(
+                !(k.eq_ignore_ascii_case("transfer-encoding")),
+                "unexpected {line:?} in a response to HTTP/1.0"
+            );
+            if k.eq_ignore_ascii_case("content-type") {
+                content_type = v.trim().to_string();
+            }
+        }
+    }
+    HttpResponse {
+        status,
+        content_type,
+        body: body.to_string(),
+    }
+}
+
+/// `GET path`, which must be a 200 with a JSON body; the body parsed.
+pub fn get_json(port: u16, path: &str) -> serde_json::Value {
+    let r = http_get(port, path);
+    assert_eq!(r.status, 200, "GET {path}: {}", r.body);
+    assert_eq!(r.content_type, "application/json", "GET {path}");
+    serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("GET {path}: {e}: {}", r.body))
+}
+
+/// Polls `GET path` until `done` holds for the document (a counter has reached its value),
+/// up to [`WAIT`]; returns that document, or fails showing the last one. Polling, not a
+/// fixed sleep: counters are updated by other threads than the one that answered the
+/// client, so "the client got its reply" does not order the counter's update before it.
+pub fn poll_json(
+    port: u16,
+    path: &str,
+    what: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let doc = get_json(port, path);
+        if done(&doc) {
+            return doc;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "GET {path}: timed out waiting for {what}; last: {doc:#}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

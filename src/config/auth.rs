@@ -1,0 +1,206 @@
+//! Authentication, permissions and TLS settings: plain structs that any front end fills
+//! (`Config.toml`'s `[authorization]` and `[tls]` tables, the command line, or a nats-server
+//! configuration file), checked once by [`validate`].
+//!
+//! Names are nats-server's: `authorization { user, password, token, timeout, users }`,
+//! `no_auth_user`, `permissions { publish { allow, deny }, subscribe { allow, deny } }`,
+//! `tls { cert_file, key_file, ca_file, verify, timeout }`.
+
+use crate::subjects::is_valid_subscription_subject;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// nats-server's default authentication timeout (`AUTH_TIMEOUT`): 2 seconds.
+pub const DEFAULT_AUTH_TIMEOUT: Duration = Duration::from_secs(2);
+/// nats-server's default TLS handshake timeout (`TLS_TIMEOUT`): 2 seconds.
+pub const DEFAULT_TLS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Who may connect (nats-server's `authorization` block). Exactly one way is used: a single
+/// `user`/`password`, a `token`, or a list of `users`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Authorization {
+    /// The single user's name (`user`, `--user`).
+    pub user: Option<String>,
+    /// The single user's password (`password`, `--pass`): plain text or a bcrypt hash
+    /// (`$2a$`, `$2b$`, `$2x$`, `$2y$`).
+    pub password: Option<String>,
+    /// The token clients send as `auth_token` (`token`, `--auth`): plain or bcrypt.
+    pub token: Option<String>,
+    /// Users, each with an optional set of permissions (`users`).
+    pub users: Vec<User>,
+    /// How long a client has to send a valid `CONNECT` (`timeout`, in seconds in the file).
+    /// Default 2 s.
+    pub timeout: Duration,
+}
+
+impl Authorization {
+    /// Whether any credential is configured (otherwise clients need none).
+    pub fn is_enabled(&self) -> bool {
+        self.user.is_some() || self.token.is_some() || !self.users.is_empty()
+    }
+
+    /// The authentication timeout, with zero meaning the default 2 s.
+    pub fn effective_timeout(&self) -> Duration {
+        if self.timeout.is_zero() {
+            DEFAULT_AUTH_TIMEOUT
+        } else {
+            self.timeout
+        }
+    }
+}
+
+/// One entry of `authorization.users`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct User {
+    /// Name (`user`).
+    pub user: String,
+    /// Password (`password`): plain text or a bcrypt hash.
+    pub password: String,
+    /// What the user may publish and subscribe to; `None` allows everything.
+    pub permissions: Option<Permissions>,
+}
+
+/// A user's publish and subscribe permissions (nats-server's `Permissions`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Permissions {
+    /// Subjects the user may publish to; `None` allows all.
+    pub publish: Option<SubjectPermission>,
+    /// Subjects the user may subscribe to; `None` allows all. An entry may name a queue
+    /// group after a space (`"foo.* workers"`): it then allows (or denies) that subject only
+    /// for subscriptions in that queue group.
+    pub subscribe: Option<SubjectPermission>,
+}
+
+/// Allowed and denied subjects, wildcards included (nats-server's `SubjectPermission`).
+/// An empty `allow` allows everything that `deny` does not deny; deny wins over allow.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SubjectPermission {
+    /// Subjects allowed.
+    pub allow: Vec<String>,
+    /// Subjects denied.
+    pub deny: Vec<String>,
+}
+
+/// TLS for client connections (nats-server's `tls` block and `--tls*` flags).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Tls {
+    /// The server's certificate chain, PEM (`cert_file`, `--tlscert`).
+    pub cert_file: PathBuf,
+    /// The server's private key, PEM (`key_file`, `--tlskey`).
+    pub key_file: PathBuf,
+    /// CA certificates, PEM, that client certificates must chain to (`ca_file`,
+    /// `--tlscacert`).
+    pub ca_file: Option<PathBuf>,
+    /// Require a client certificate signed by `ca_file` (`verify`, `--tlsverify`).
+    pub verify: bool,
+    /// Longest TLS handshake (`timeout`, seconds in the file); zero means the default 2 s.
+    pub timeout: Duration,
+}
+
+impl Tls {
+    /// The handshake timeout, with zero meaning the default 2 s.
+    pub fn effective_timeout(&self) -> Duration {
+        if self.timeout.is_zero() {
+            DEFAULT_TLS_TIMEOUT
+        } else {
+            self.timeout
+        }
+    }
+}
+
+/// Checks the rules that span keys (the same ones nats-server enforces), whatever filled
+/// the settings. The error names the keys.
+pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
+    if let Some(a) = &config.authorization {
+        if a.user.is_some() && !a.users.is_empty() {
+            return Err(
+                "authorization: can not have a single user/pass (`user`) and a users array \
+                 (`users`)"
+                    .into(),
+            );
+        }
+        if a.token.is_some() && (a.user.is_some() || !a.users.is_empty()) {
+            return Err(
+                "authorization: can not have a token (`token`) and a user (`user` or `users`)"
+                    .into(),
+            );
+        }
+        if a.password.is_some() && a.user.is_none() {
+            return Err("authorization: `password` (--pass) needs a `user` (--user)".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, u) in a.users.iter().enumerate() {
+            if u.user.is_empty() {
+                return Err(format!("authorization.users[{i}]: `user` is empty"));
+            }
+            if !seen.insert(u.user.as_str()) {
+                return Err(format!(
+                    "authorization.users[{i}]: duplicate user {:?}",
+                    u.user
+                ));
+            }
+            if let Some(p) = &u.permissions {
+                check_permissions(p)
+                    .map_err(|e| format!("authorization.users[{i}] (user {:?}): {e}", u.user))?;
+            }
+        }
+    }
+    if let Some(name) = &config.no_auth_user {
+        let known = config
+            .authorization
+            .as_ref()
+            .is_some_and(|a| a.users.iter().any(|u| &u.user == name));
+        if !known {
+            return Err(format!(
+                "no_auth_user: {name:?} not present as user in authorization block"
+            ));
+        }
+    }
+    if let Some(t) = &config.tls {
+        if t.cert_file.as_os_str().is_empty() || t.key_file.as_os_str().is_empty() {
+            return Err(
+                "tls: `cert_file` (--tlscert) and `key_file` (--tlskey) are required".into(),
+            );
+        }
+        if t.verify && t.ca_file.is_none() {
+            return Err("tls: `verify` (--tlsverify) needs `ca_file` (--tlscacert)".into());
+        }
+    }
+    Ok(())
+}
+
+/// Every subject must be a valid subscription subject; subscribe entries may carry a queue
+/// group after one space.
+pub(crate) fn check_permissions(p: &Permissions) -> Result<(), String> {
+    for (what, perm, queues) in [
+        ("publish", &p.publish, false),
+        ("subscribe", &p.subscribe, true),
+    ] {
+        let Some(perm) = perm else { continue };
+        for (list, entries) in [("allow", &perm.allow), ("deny", &perm.deny)] {
+            for entry in entries {
+                let subject = if queues {
+                    split_queue(entry).0
+                } else {
+                    entry.as_str()
+                };
+                if !is_valid_subscription_subject(subject.as_bytes()) || subject.contains(' ') {
+                    return Err(format!(
+                        "permissions.{what}.{list}: invalid subject {entry:?}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Splits a subscribe permission entry into its subject and optional queue group
+/// (`"foo.* workers"`), as nats-server does.
+pub fn split_queue(entry: &str) -> (&str, Option<&str>) {
+    let entry = entry.trim();
+    match entry.split_once(char::is_whitespace) {
+        Some((subject, queue)) if !queue.trim().is_empty() => (subject, Some(queue.trim())),
+        _ => (entry, None),
+    }
+}

@@ -1,0 +1,381 @@
+//! TLS end to end: throwaway certificates made at test time (rcgen), the real binary, the
+//! official Rust client (async-nats over rustls), and raw sockets for what a client should
+//! not do (speak plain text to a TLS server, die in the middle of a handshake).
+
+mod common;
+
+use common::{Frame, ServerProcess};
+use futures::StreamExt;
+use rcgen::{
+    BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Longest any await in these tests may take.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// PEM files for one test: a CA, a server certificate for 127.0.0.1 signed by it, a client
+/// certificate signed by it, and a client certificate signed by another CA.
+struct Certs {
+    dir: PathBuf,
+}
+
+impl Certs {
+    fn new(name: &str) -> Certs {
+        let dir = std::env::temp_dir().join(format!("beaver-tls-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let (ca_pem, ca) = new_ca("beaver test CA");
+        let (_, rogue) = new_ca("rogue CA");
+        write(&dir, "ca.pem", &ca_pem);
+        let (cert, key) = leaf(
+            &ca,
+            &["127.0.0.1", "localhost"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
+        write(&dir, "server-cert.pem", &cert);
+        write(&dir, "server-key.pem", &key);
+        let (cert, key) = leaf(&ca, &["client"], ExtendedKeyUsagePurpose::ClientAuth);
+        write(&dir, "client-cert.pem", &cert);
+        write(&dir, "client-key.pem", &key);
+        let (cert, key) = leaf(&rogue, &["client"], ExtendedKeyUsagePurpose::ClientAuth);
+        write(&dir, "rogue-cert.pem", &cert);
+        write(&dir, "rogue-key.pem", &key);
+        Certs { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn arg(&self, name: &str) -> String {
+        self.path(name)
+            .to_str()
+            .expect("UTF-8 temp path")
+            .to_owned()
+    }
+
+    /// `--tls --tlscert .. --tlskey ..`.
+    fn server_args(&self) -> Vec<String> {
+        vec![
+            "--tls".into(),
+            "--tlscert".into(),
+            self.arg("server-cert.pem"),
+            "--tlskey".into(),
+            self.arg("server-key.pem"),
+        ]
+    }
+
+    /// A client that trusts the test CA, optionally presenting `client` (a file prefix).
+    fn client(&self, client: Option<&str>) -> async_nats::ConnectOptions {
+        let mut o = async_nats::ConnectOptions::new()
+            .require_tls(true)
+            .add_root_certificates(self.path("ca.pem"));
+        if let Some(c) = client {
+            o = o.add_client_certificate(
+                self.path(&format!("{c}-cert.pem")),
+                self.path(&format!("{c}-key.pem")),
+            );
+        }
+        o
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).expect("write PEM");
+}
+
+fn new_ca(name: &str) -> (String, Issuer<'static, KeyPair>) {
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+    ];
+    let key = KeyPair::generate().expect("key");
+    let cert = params.self_signed(&key).expect("self-signed CA");
+    (cert.pem(), Issuer::new(params, key))
+}
+
+fn leaf(
+    issuer: &Issuer<'static, KeyPair>,
+    names: &[&str],
+    usage: ExtendedKeyUsagePurpose,
+) -> (String, String) {
+    let mut params =
+        CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, names[0]);
+    params.use_authority_key_identifier_extension = true;
+    params.key_usages.push(KeyUsagePurpose::DigitalSignature);
+    params.extended_key_usages.push(usage);
+    let key = KeyPair::generate().expect("key");
+    let cert = params.signed_by(&key, issuer).expect("signed");
+    (cert.pem(), key.serialize_pem())
+}
+
+fn beaver(args: &[String]) -> ServerProcess {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ServerProcess::beaver(&args)
+}
+
+async fn within<F: std::future::Future>(what: &str, fut: F) -> F::Output {
+    tokio::time::timeout(LIMIT, fut)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+}
+
+/// The official client over TLS: messages small and large arrive intact and in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_nats_over_tls() {
+    let certs = Certs::new("roundtrip");
+    let server = beaver(&certs.server_args());
+    assert_eq!(server.raw().info["tls_required"], true);
+    let client = within("connect", certs.client(None).connect(server.url()))
+        .await
+        .expect("async-nats connects over TLS");
+    let mut sub = client.subscribe("data").await.unwrap();
+    client.flush().await.unwrap();
+    let big = vec![7u8; 600 * 1024];
+    for i in 0..500u32 {
+        client
+            .publish("data", i.to_string().into_bytes().into())
+            .await
+            .unwrap();
+    }
+    client.publish("data", big.clone().into()).await.unwrap();
+    client.flush().await.unwrap();
+    for i in 0..500u32 {
+        let m = within("a message", sub.next()).await.expect("message");
+        assert_eq!(m.payload, i.to_string().into_bytes());
+    }
+    let m = within("the large message", sub.next())
+        .await
+        .expect("message");
+    assert_eq!(m.payload.len(), big.len());
+    assert!(m.payload.iter().all(|b| *b == 7));
+
+    // Request/reply between two TLS clients.
+    let responder = within("connect", certs.client(None).connect(server.url()))
+        .await
+        .expect("second client");
+    let mut service = responder.subscribe("svc").await.unwrap();
+    responder.flush().await.unwrap();
+    let task = tokio::spawn(async move {
+        if let Some(req) = service.next().await {
+            if let Some(reply) = req.reply {
+                responder.publish(reply, "pong".into()).await.unwrap();
+                responder.flush().await.unwrap();
+            }
+        }
+    });
+    let answer = within("the reply", client.request("svc", "ping".into()))
+        .await
+        .expect("a reply");
+    assert_eq!(&answer.payload[..], b"pong");
+    task.await.unwrap();
+}
+
+/// With verification on, only clients with a certificate signed by the CA get in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_requires_a_client_certificate_from_the_ca() {
+    let certs = Certs::new("verify");
+    let mut args = certs.server_args();
+    args.extend([
+        "--tlsverify".into(),
+        "--tlscacert".into(),
+        certs.arg("ca.pem"),
+    ]);
+    let server = beaver(&args);
+    let refused = within("connect", certs.client(None).connect(server.url())).await;
+    assert!(refused.is_err(), "no client certificate: refused");
+    let refused = within("connect", certs.client(Some("rogue")).connect(server.url())).await;
+    assert!(refused.is_err(), "certificate from another CA: refused");
+    let client = within(
+        "connect",
+        certs.client(Some("client")).connect(server.url()),
+    )
+    .await
+    .expect("certificate from the CA: accepted");
+    let mut sub = client.subscribe("x").await.unwrap();
+    client.publish("x", "ok".into()).await.unwrap();
+    let m = within("a message", sub.next()).await.expect("message");
+    assert_eq!(&m.payload[..], b"ok");
+    assert!(server.wait_for_log("TLS handshake error"));
+}
+
+/// A client that speaks plain text after INFO is disconnected without a word, as
+/// nats-server does (its TLS stack sees a first record that is not a handshake).
+#[test]
+fn plain_text_client_on_a_tls_server() {
+    let certs = Certs::new("plain");
+    let mut servers = vec![beaver(&certs.server_args())];
+    let nats_args: Vec<String> = certs.server_args();
+    let nats_args: Vec<&str> = nats_args.iter().map(String::as_str).collect();
+    servers.extend(ServerProcess::nats_server(&nats_args));
+    for server in &servers {
+        let mut raw = server.raw();
+        assert_eq!(raw.info["tls_required"], true, "{}", server.name);
+        raw.stream
+            .write_all(b"CONNECT {\"verbose\":false}\r\nPING\r\n")
+            .unwrap();
+        let frames = raw.until_closed();
+        assert_eq!(frames, Vec::<Frame>::new(), "{}", server.name);
+    }
+    assert!(servers[0]
+        .wait_for_log("TLS handshake error: tls: first record does not look like a TLS handshake"));
+}
+
+/// Clients that die in the middle of the handshake, or never start it, cost the server
+/// nothing lasting: they are dropped (after the TLS `timeout` at worst) and real clients
+/// keep connecting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_killed_mid_handshake() {
+    let certs = Certs::new("killed");
+    let config = certs.path("beaver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[tls]\ncert_file = {:?}\nkey_file = {:?}\ntimeout = 0.5\n",
+            certs.arg("server-cert.pem"),
+            certs.arg("server-key.pem")
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::beaver(&["-c", config.to_str().unwrap()]);
+    // A real ClientHello's first bytes, then nothing: the server must not wait forever.
+    let partial_hello: &[u8] = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+    let mut killed = Vec::new();
+    for i in 0..40 {
+        let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        let mut info = [0u8; 4096];
+        let _ = s.read(&mut info).unwrap();
+        if i % 2 == 0 {
+            s.write_all(partial_hello).unwrap();
+        }
+        killed.push(s);
+    }
+    // Half of them die now, mid-handshake.
+    killed.truncate(20);
+    // The other half are left hanging: the server closes them after the timeout.
+    for mut s in killed {
+        s.set_read_timeout(Some(LIMIT)).unwrap();
+        let mut buf = [0u8; 64];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(e) => panic!("the server did not close a stalled handshake: {e}"),
+            }
+        }
+    }
+    let client = within("connect", certs.client(None).connect(server.url()))
+        .await
+        .expect("a real client still connects");
+    let mut sub = client.subscribe("after").await.unwrap();
+    client.publish("after", "fine".into()).await.unwrap();
+    let m = within("a message", sub.next()).await.expect("message");
+    assert_eq!(&m.payload[..], b"fine");
+    assert!(server.wait_for_log("TLS handshake timeout"));
+}
+
+/// A TLS subscriber that stops reading is closed as a slow consumer (through the writers'
+/// TLS path), while a TLS subscriber that reads gets every message in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_slow_consumer() {
+    let certs = Certs::new("slow");
+    let config = certs.path("slow.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "max_pending = \"2MB\"\nmax_payload = \"64KB\"\n[tls]\ncert_file = {:?}\nkey_file = {:?}\n",
+            certs.arg("server-cert.pem"),
+            certs.arg("server-key.pem")
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::beaver(&["-c", config.to_str().unwrap()]);
+
+    // The subscriber that stops reading once subscribed: a bare rustls client.
+    let mut roots = rustls::RootCertStore::empty();
+    let ca_pem = std::fs::read(certs.path("ca.pem")).unwrap();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca_pem) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let client_config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    tcp.set_read_timeout(Some(LIMIT)).unwrap();
+    let mut info = [0u8; 4096];
+    let _ = tcp.read(&mut info).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(client_config), name).unwrap();
+    let mut stuck = rustls::StreamOwned::new(conn, tcp);
+    stuck
+        .write_all(b"CONNECT {\"verbose\":false}\r\nSUB flood 1\r\nPING\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !got.windows(6).any(|w| w == b"PONG\r\n") {
+        let n = stuck.read(&mut buf).expect("PONG over TLS");
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+
+    let reader = within("connect", certs.client(None).connect(server.url()))
+        .await
+        .unwrap();
+    let mut sub = reader.subscribe("flood").await.unwrap();
+    reader.flush().await.unwrap();
+    let publisher = within("connect", certs.client(None).connect(server.url()))
+        .await
+        .unwrap();
+    const N: usize = 20_000;
+    for i in 0..N {
+        let mut payload = format!("{i:08}").into_bytes();
+        payload.resize(512, b'.');
+        publisher.publish("flood", payload.into()).await.unwrap();
+    }
+    within("flush", publisher.flush()).await.unwrap();
+    for i in 0..N {
+        let m = within("a message", sub.next()).await.expect("message");
+        assert_eq!(
+            &m.payload[..8],
+            format!("{i:08}").as_bytes(),
+            "message {i} in order"
+        );
+    }
+    assert!(server.wait_for_log("Slow Consumer Detected"));
+    // The stuck subscriber's connection ends once it reads what the kernel held.
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stuck.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                panic!("the slow consumer was never closed")
+            }
+            Err(_) => break, // reset, or closed without close_notify
+        }
+    }
+}
