@@ -161,27 +161,34 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Where Debian's nats-server is, if anywhere.
+/// Where Debian's nats-server is, if anywhere: `NATS_SERVER_BIN`, Debian's paths (not on
+/// Windows: under Wine they lead to the Linux binary, which Wine would start with Windows
+/// paths in its arguments), or `nats-server` on `PATH`.
 pub fn nats_server_path() -> Option<String> {
     if let Ok(p) = std::env::var("NATS_SERVER_BIN") {
         return Some(p);
     }
-    [
-        "/usr/sbin/nats-server",
-        "/usr/bin/nats-server",
-        "/usr/local/bin/nats-server",
-    ]
-    .iter()
-    .find(|p| std::path::Path::new(p).exists())
-    .map(|p| p.to_string())
-    .or_else(|| {
-        Command::new("nats-server")
-            .arg("--version")
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|_| "nats-server".to_string())
-    })
+    let debian_paths: &[&str] = if cfg!(windows) {
+        &[]
+    } else {
+        &[
+            "/usr/sbin/nats-server",
+            "/usr/bin/nats-server",
+            "/usr/local/bin/nats-server",
+        ]
+    };
+    debian_paths
+        .iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .map(|p| p.to_string())
+        .or_else(|| {
+            Command::new("nats-server")
+                .arg("--version")
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|_| "nats-server".to_string())
+        })
 }
 
 /// A frame sent by a server.
