@@ -144,3 +144,172 @@ fn flood_with_one_non_reading_subscriber() {
     // And the reader is still fine.
     assert_eq!(show(&reader.sync()), "PONG\r\n");
 }
+
+/// The server's thread count and resident memory, from `/proc` (Linux only).
+#[cfg(target_os = "linux")]
+fn threads_and_rss(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in /proc/{pid}/status"))
+    };
+    (field("Threads:"), field("VmRSS:") * 1024)
+}
+
+/// `CROWD` connections (in four groups), each subscribing and answering a PING, all open
+/// together (checked on `/varz`) before any leaves; half leave politely, half vanish.
+fn crowd_comes_and_goes(port: u16, monitor: u16, others: std::ops::RangeInclusive<u64>) {
+    const CROWD: usize = 1_000;
+    const GROUPS: usize = 4;
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(GROUPS + 1));
+    let groups: Vec<_> = (0..GROUPS)
+        .map(|g| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let mut conns = Vec::new();
+                for i in 0..CROWD / GROUPS {
+                    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                    s.set_read_timeout(Some(common::WAIT)).unwrap();
+                    write!(
+                        s,
+                        "CONNECT {{\"verbose\":false}}\r\nSUB crowd.{g}.{i} 1\r\nPING\r\n"
+                    )
+                    .unwrap();
+                    conns.push(s);
+                }
+                for s in &mut conns {
+                    let mut got = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !got.windows(6).any(|w| w == b"PONG\r\n") {
+                        let n = s.read(&mut buf).expect("PONG from a crowd connection");
+                        assert!(n > 0, "a crowd connection was closed");
+                        got.extend_from_slice(&buf[..n]);
+                    }
+                }
+                barrier.wait(); // everyone is connected
+                barrier.wait(); // the count was checked: leave
+                for (i, s) in conns.into_iter().enumerate() {
+                    if i % 2 == 0 {
+                        let _ = s.shutdown(Shutdown::Both);
+                    }
+                }
+            })
+        })
+        .collect();
+    barrier.wait();
+    common::poll_json(monitor, "/varz", "the crowd connected", |v| {
+        v["connections"]
+            .as_u64()
+            .is_some_and(|n| others.contains(&(n - CROWD as u64)))
+    });
+    barrier.wait();
+    for g in groups {
+        g.join().expect("crowd group");
+    }
+}
+
+/// Polls until the server has `want` threads again (readers exit just after they
+/// unregister); returns its RSS then (Linux only).
+#[cfg(target_os = "linux")]
+fn rss_once_threads_are(pid: u32, want: u64) -> u64 {
+    let deadline = Instant::now() + common::WAIT;
+    loop {
+        let (threads, rss) = threads_and_rss(pid);
+        assert!(
+            threads >= want,
+            "fewer threads than at the start: {threads} < {want}"
+        );
+        if threads == want {
+            return rss;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{threads} threads after the crowd left, {want} before"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// 1,000 connections open at once and close again, twice, while a publisher and a
+/// subscriber keep going: the subscriber gets every message in order, the server keeps
+/// serving, and once the crowd has left, the connection and thread counts are back where
+/// they were and memory does not grow from one crowd to the next.
+#[test]
+fn a_thousand_connections_come_and_go_during_traffic() {
+    const N: usize = 20_000;
+    let server = ServerProcess::beaver(&["-m", "-1"]);
+    let monitor = server.monitor_port();
+    let mut sub = server.raw();
+    sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB steady 1\r\n");
+    let base = sub.received.len();
+    #[cfg(target_os = "linux")]
+    let (threads_before, rss_before) = threads_and_rss(server.pid());
+
+    // The steady traffic, from its own thread, during the first crowd.
+    let port = server.port;
+    let publisher = std::thread::spawn(move || {
+        let mut p = Raw::connect(port);
+        p.send(b"CONNECT {\"verbose\":false}\r\n");
+        for chunk in (0..N).collect::<Vec<_>>().chunks(500) {
+            let mut buf = Vec::new();
+            for i in chunk {
+                buf.extend_from_slice(format!("PUB steady 8\r\n{i:08}\r\n").as_bytes());
+            }
+            p.send(&buf);
+        }
+        assert_eq!(show(&p.sync()), "PONG\r\n");
+    });
+    // Besides the crowd: the steady subscriber, and the publisher unless it has finished.
+    crowd_comes_and_goes(port, monitor, 1..=2);
+
+    // The steady subscriber got everything, in order.
+    let frames = sub.wait_frames(base, N);
+    for (i, f) in frames.iter().take(N).enumerate() {
+        match f {
+            Frame::Msg(line, payload) => {
+                assert_eq!(line, "MSG steady 1 8");
+                assert_eq!(payload, format!("{i:08}").as_bytes(), "message {i}");
+            }
+            other => panic!("message {i}: expected MSG, got {other:?}"),
+        }
+    }
+    publisher.join().expect("publisher");
+
+    // Everyone left (the publisher too): the steady subscriber remains.
+    let varz = common::poll_json(monitor, "/varz", "the crowd to leave", |v| {
+        v["connections"] == 1 && v["subscriptions"] == 1
+    });
+    assert_eq!(varz["total_connections"], 1_002);
+    #[cfg(target_os = "linux")]
+    let rss_first = rss_once_threads_are(server.pid(), threads_before);
+
+    // A second crowd: what the first left behind (the allocator's free lists, glibc's cache
+    // of thread stacks) is reused, not added to.
+    crowd_comes_and_goes(port, monitor, 1..=1);
+    common::poll_json(monitor, "/varz", "the second crowd to leave", |v| {
+        v["connections"] == 1 && v["subscriptions"] == 1
+    });
+    #[cfg(target_os = "linux")]
+    {
+        let rss_second = rss_once_threads_are(server.pid(), threads_before);
+        eprintln!(
+            "RSS: {} KiB before, {} KiB after one crowd of 1,000, {} KiB after two; \
+             {threads_before} threads each time",
+            rss_before / 1024,
+            rss_first / 1024,
+            rss_second / 1024
+        );
+        assert!(
+            rss_second < rss_first + 4 * 1024 * 1024,
+            "RSS grew from {rss_first} to {rss_second} bytes between two equal crowds"
+        );
+    }
+    // Still serving.
+    let mut p = server.raw();
+    p.exchange(b"CONNECT {\"verbose\":false}\r\nPUB steady 2\r\nok\r\n");
+    assert_eq!(show(&sub.sync()), "MSG steady 1 2\r\nok\r\nPONG\r\n");
+}
