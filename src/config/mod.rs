@@ -7,6 +7,7 @@
 
 mod cli;
 mod file;
+pub mod natsconf;
 pub mod units;
 
 pub use cli::Cli;
