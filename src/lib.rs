@@ -14,7 +14,10 @@
 //! - [`server`]: shared state, the acceptor, start-up and shutdown;
 //! - [`monitor`]: the HTTP monitoring endpoints (`/varz`, `/connz`, `/subsz`, ...,
 //!   `/metrics`), as nats-server serves them;
-//! - [`config`], [`logging`]: Config.toml, the command line, and nats-server-style logs.
+//! - [`config`], [`logging`]: configuration files (Config.toml and nats-server's format), the
+//!   command line, and nats-server-style logs;
+//! - [`signals`], [`reload`], [`runfiles`]: what nats-server does as a process: signals,
+//!   configuration reload, the pid and ports files.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,6 +27,8 @@ pub mod logging;
 pub mod monitor;
 pub mod outbound;
 pub mod protocol;
+pub mod reload;
+pub mod runfiles;
 pub mod server;
 pub mod signals;
 pub mod subjects;

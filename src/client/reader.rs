@@ -37,7 +37,7 @@ use bytes::{Bytes, BytesMut};
 use std::io::{self, ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Smallest read (and initial buffer size): idle connections stay small.
 pub const MIN_READ: usize = 512;
@@ -97,7 +97,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         addr,
         writer_stream,
         shared.doorbell.clone(),
-        shared.config.max_pending,
+        shared.config().max_pending,
         shared.departed.clone(),
     ));
     shared.clients.insert(cid, client.clone());
@@ -159,11 +159,39 @@ struct Connection {
     first_ping_pending: bool,
     stall: StallPolicy,
     trace: bool,
+    /// The configuration generation `limits` and `trace` were taken from.
+    config_generation: u64,
+    /// The reloadable settings this connection uses, cached (see `refresh_config`).
+    limits: Limits,
+}
+
+/// The settings a connection reads often, copied from the configuration at connect and
+/// after each reload, so that the read path takes no lock.
+struct Limits {
+    max_payload: usize,
+    max_control_line: usize,
+    max_subscriptions: usize,
+    ping_interval: Duration,
+    ping_max: u32,
+}
+
+impl Limits {
+    fn of(config: &crate::config::Config) -> Limits {
+        Limits {
+            max_payload: config.max_payload,
+            max_control_line: config.max_control_line,
+            max_subscriptions: config.max_subscriptions,
+            ping_interval: config.ping_interval,
+            ping_max: config.effective_ping_max(),
+        }
+    }
 }
 
 impl Connection {
     fn new(shared: Arc<Shared>, client: Arc<Client>, stream: TcpStream) -> io::Result<Self> {
-        let config = &shared.config;
+        // The generation first: a reload after this is seen by the first `refresh_config`.
+        let config_generation = shared.config_generation();
+        let config = shared.config();
         let first_ping = first_ping_delay(config.ping_interval);
         // Wake up for the first ping check; `check_ping` lengthens this to `ping_interval`.
         stream.set_read_timeout(Some(first_ping))?;
@@ -189,6 +217,8 @@ impl Connection {
             finished: false,
             stall: shared.stall,
             trace: config.trace,
+            config_generation,
+            limits: Limits::of(&config),
             stream,
             client,
             shared,
@@ -211,7 +241,7 @@ impl Connection {
     fn greet(&mut self) -> Result<(), Closing> {
         let info = self.shared.info_line(&self.client);
         self.send(&info);
-        if let Some(limit) = self.shared.config.connection_limit() {
+        if let Some(limit) = self.shared.config().connection_limit() {
             // The registry already counts this client.
             if self.shared.clients.len() > limit {
                 log::error!(
@@ -238,6 +268,7 @@ impl Connection {
                         .unwrap_or(CloseReason::ClientClosed)
                 }
                 Ok(_) => {
+                    self.refresh_config();
                     if let Err(c) = self.process() {
                         return self.fail(c);
                     }
@@ -253,6 +284,7 @@ impl Connection {
                 }
             }
             self.publish_counters();
+            self.refresh_config();
             self.cache.refresh(&self.shared.sublist);
             if let Err(c) = self.check_ping() {
                 return self.fail(c);
@@ -360,7 +392,7 @@ impl Connection {
         match e {
             ParseError::MaxPayload { size } => log::error!(
                 "{p} - maximum payload exceeded: {size} vs {}",
-                self.shared.config.max_payload
+                self.limits.max_payload
             ),
             ParseError::UnknownOp => {
                 let snippet = String::from_utf8_lossy(&rest[..rest.len().min(32)]);
@@ -368,7 +400,7 @@ impl Connection {
             }
             ParseError::MaxControlLine => log::error!(
                 "{p} - maximum control line exceeded (max_control_line {})",
-                self.shared.config.max_control_line
+                self.limits.max_control_line
             ),
             ParseError::BadArgs(what) => log::error!("{p} - {what}"),
             ParseError::HeadersNotSupported => log::error!("{p} - message headers not supported"),
@@ -451,6 +483,7 @@ impl Connection {
         self.client.set_rtt_since_accept(Instant::now());
         self.parser.set_headers(self.opts.headers);
         self.client.set_headers(self.opts.headers);
+        self.client.set_async_info(self.opts.protocol >= 1);
         self.client
             .set_identity(&self.opts.name, &self.opts.lang, &self.opts.version);
         if self.opts.no_responders && !self.opts.headers {
@@ -467,7 +500,7 @@ impl Connection {
 
     fn on_sub(&mut self, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) {
         self.active = true;
-        let limit = self.shared.config.max_subscriptions;
+        let limit = self.limits.max_subscriptions;
         let mut subs = self.client.subs.lock();
         // nats-server checks the limit before looking at the sid.
         if limit > 0 && subs.len() >= limit {
@@ -681,10 +714,10 @@ impl Connection {
             self.client.set_last_activity(now);
         }
         // (A read timeout never fires early, but allow for clock granularity.)
-        if now + std::time::Duration::from_millis(5) < self.next_ping_check {
+        if now + Duration::from_millis(5) < self.next_ping_check {
             return Ok(());
         }
-        let interval = self.shared.config.ping_interval;
+        let interval = self.limits.ping_interval;
         // `interval` is at most a year (config::MAX_DURATION); saturate anyway.
         self.next_ping_check = now.checked_add(interval).unwrap_or(now);
         if self.first_ping_pending {
@@ -698,7 +731,7 @@ impl Connection {
         {
             return Ok(()); // recent activity: no PING needed
         }
-        if self.pings_out + 1 > self.shared.config.effective_ping_max() {
+        if self.pings_out + 1 > self.limits.ping_max {
             log::debug!(
                 "{} - Stale Client Connection - Closing",
                 self.client.log_prefix()
@@ -712,6 +745,30 @@ impl Connection {
         self.ping_sent = Some(now);
         self.send_traced(protocol::PING, "PING");
         Ok(())
+    }
+
+    /// After a configuration reload (SIGHUP), takes the new limits, trace flag and ping
+    /// interval, as nats-server applies them to existing clients. One atomic load per read
+    /// otherwise.
+    fn refresh_config(&mut self) {
+        let generation = self.shared.config_generation();
+        if generation == self.config_generation {
+            return;
+        }
+        self.config_generation = generation;
+        let config = self.shared.config();
+        let old_interval = self.limits.ping_interval;
+        self.limits = Limits::of(&config);
+        self.trace = config.trace;
+        self.parser
+            .set_limits(self.limits.max_control_line, self.limits.max_payload);
+        if self.limits.ping_interval != old_interval && !self.first_ping_pending {
+            let now = Instant::now();
+            self.next_ping_check = now.checked_add(self.limits.ping_interval).unwrap_or(now);
+            let _ = self
+                .stream
+                .set_read_timeout(Some(self.limits.ping_interval));
+        }
     }
 
     /// Sends the closing `-ERR` (if any), and returns the reason.

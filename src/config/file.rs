@@ -69,7 +69,9 @@ impl<'de> Deserialize<'de> for HostPort {
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<HostPort, E> {
                 Ok(HostPort(
-                    i64::try_from(v).map(|v| (None, v)).map_err(|_| format!("{v} is too large")),
+                    i64::try_from(v)
+                        .map(|v| (None, v))
+                        .map_err(|_| format!("{v} is too large")),
                 ))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<HostPort, E> {
@@ -173,7 +175,9 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
         };
         ConfigError { message }
     })?;
-    apply(config, file, &|span| format!("{path}: line {}", line_of(span)))
+    apply(config, file, &|span| {
+        format!("{path}: line {}", line_of(span))
+    })
 }
 
 /// Validates `file` and applies it on top of `config`. `locate` turns a value's span into
@@ -230,9 +234,16 @@ pub(super) fn apply(
     // `listen` first, so that `host` and `port` given too take precedence.
     if let Some(v) = file.listen {
         let span = v.span();
-        let (host, port) = v.into_inner().0.map_err(|m| err("listen", span.clone(), m))?;
+        let (host, port) = v
+            .into_inner()
+            .0
+            .map_err(|m| err("listen", span.clone(), m))?;
         if !(-1..=65535).contains(&port) {
-            return Err(err("listen", span, format!("port {port} is out of range (-1 to 65535)")));
+            return Err(err(
+                "listen",
+                span,
+                format!("port {port} is out of range (-1 to 65535)"),
+            ));
         }
         if let Some(h) = host {
             config.host = h;
@@ -243,7 +254,11 @@ pub(super) fn apply(
         let span = v.span();
         let (host, port) = v.into_inner().0.map_err(|m| err("http", span.clone(), m))?;
         if !(-1..=65535).contains(&port) {
-            return Err(err("http", span, format!("port {port} is out of range (-1 to 65535)")));
+            return Err(err(
+                "http",
+                span,
+                format!("port {port} is out of range (-1 to 65535)"),
+            ));
         }
         if host.is_some() {
             config.http_host = host;

@@ -179,9 +179,8 @@ impl Config {
             _ => text.parse::<toml::Table>().is_err(),
         };
         let warnings = if nats_format {
-            let doc = natsconf::parse_str(&text, path).map_err(|e| ConfigError {
-                message: e.message,
-            })?;
+            let doc =
+                natsconf::parse_str(&text, path).map_err(|e| ConfigError { message: e.message })?;
             natsfile::apply_document(&mut config, &doc)?
         } else {
             file::apply_file(&mut config, &path.display().to_string(), &text)?;

@@ -138,7 +138,10 @@ pub(super) fn classify(key: &str) -> KeyKind {
 
 /// Applies a parsed nats-server configuration on top of `config`; returns the warnings (one
 /// per key accepted and ignored).
-pub(super) fn apply_document(config: &mut Config, doc: &Document) -> Result<Vec<String>, ConfigError> {
+pub(super) fn apply_document(
+    config: &mut Config,
+    doc: &Document,
+) -> Result<Vec<String>, ConfigError> {
     let mut warnings = Vec::new();
     let mut unknown = Vec::new();
     let mut taken: Vec<Entry> = Vec::new();
@@ -166,7 +169,10 @@ pub(super) fn apply_document(config: &mut Config, doc: &Document) -> Result<Vec<
     let de = Deserializer::new();
     let file: FileConfig = de.entries(&taken).map_err(|e| {
         let at = e.at.map_or_else(String::new, |l| {
-            let file = doc.files.get(l.file).map_or_else(String::new, |p| p.display().to_string());
+            let file = doc
+                .files
+                .get(l.file)
+                .map_or_else(String::new, |p| p.display().to_string());
             format!("{file}: line {}: ", l.line)
         });
         let key = e.key.map_or_else(String::new, |k| format!("key `{k}`: "));
@@ -176,7 +182,10 @@ pub(super) fn apply_document(config: &mut Config, doc: &Document) -> Result<Vec<
     })?;
     let locate = |span: std::ops::Range<usize>| match de.location(span) {
         Some(l) => {
-            let file = doc.files.get(l.file).map_or_else(String::new, |p| p.display().to_string());
+            let file = doc
+                .files
+                .get(l.file)
+                .map_or_else(String::new, |p| p.display().to_string());
             format!("{file}: line {}", l.line)
         }
         None => "?".into(),
@@ -193,22 +202,36 @@ mod tests {
     #[test]
     fn key_lists_match_the_schema() {
         // serde lists FileConfig's fields (not aliases) in its unknown-field message.
-        let err = toml::from_str::<FileConfig>("zz_not_a_key = 1").err().map(|e| e.to_string());
+        let err = toml::from_str::<FileConfig>("zz_not_a_key = 1")
+            .err()
+            .map(|e| e.to_string());
         let err = err.unwrap_or_default();
         let fields: Vec<&str> = err.split('`').skip(3).step_by(2).collect();
         assert!(fields.len() > 10, "{err}");
         for f in &fields {
-            assert_eq!(classify(f), KeyKind::Beaver, "FileConfig field {f} missing from BEAVER_KEYS");
+            assert_eq!(
+                classify(f),
+                KeyKind::Beaver,
+                "FileConfig field {f} missing from BEAVER_KEYS"
+            );
         }
         for k in BEAVER_KEYS {
-            let doc = crate::config::natsconf::parse_str(&format!("{k}: {{}}\n"), "x.conf".as_ref())
-                .unwrap();
+            let doc =
+                crate::config::natsconf::parse_str(&format!("{k}: {{}}\n"), "x.conf".as_ref())
+                    .unwrap();
             let e = Deserializer::new().entries::<FileConfig>(&doc.root).err();
             let msg = e.map(|e| e.message).unwrap_or_default();
             assert!(!msg.contains("unknown field"), "{k}: {msg}");
         }
         for k in NOT_YET_KEYS.iter().chain(IGNORED_KEYS) {
-            assert_eq!(classify(k), if NOT_YET_KEYS.contains(k) { KeyKind::NotYet } else { KeyKind::Ignored });
+            assert_eq!(
+                classify(k),
+                if NOT_YET_KEYS.contains(k) {
+                    KeyKind::NotYet
+                } else {
+                    KeyKind::Ignored
+                }
+            );
         }
     }
 
@@ -246,21 +269,37 @@ mod tests {
         assert_eq!(conf.lame_duck_grace_period, Duration::from_secs(1));
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("\"jetstream\"") && warnings[0].contains("nats.conf:19:1"));
-        assert!(warnings[1].contains("\"authorization\"") && warnings[1].contains("not supported yet"));
+        assert!(
+            warnings[1].contains("\"authorization\"") && warnings[1].contains("not supported yet")
+        );
     }
 
     #[test]
     fn errors_name_the_key_and_line() {
         let e = Config::from_nats_conf("port: 1\nfoo: 1\nbar = 2\n").unwrap_err();
-        assert_eq!(e.message, "nats.conf:2:1: unknown field \"foo\"\nnats.conf:3:1: unknown field \"bar\"");
+        assert_eq!(
+            e.message,
+            "nats.conf:2:1: unknown field \"foo\"\nnats.conf:3:1: unknown field \"bar\""
+        );
         // A key used as a variable is not unknown.
         Config::from_nats_conf("SIZE: 2MB\nmax_payload: $SIZE\n").unwrap();
         let e = Config::from_nats_conf("port: 1\n\nport: 70000\n").unwrap_err();
-        assert_eq!(e.message, "nats.conf: line 3: key `port`: 70000 is out of range (-1 to 65535)");
+        assert_eq!(
+            e.message,
+            "nats.conf: line 3: key `port`: 70000 is out of range (-1 to 65535)"
+        );
         let e = Config::from_nats_conf("debug: 1\n").unwrap_err();
-        assert!(e.message.starts_with("nats.conf: line 1: key `debug`: invalid type"), "{e}");
+        assert!(
+            e.message
+                .starts_with("nats.conf: line 1: key `debug`: invalid type"),
+            "{e}"
+        );
         let e = Config::from_nats_conf("\nping_interval: \"soon\"\n").unwrap_err();
-        assert!(e.message.starts_with("nats.conf: line 2: key `ping_interval`"), "{e}");
+        assert!(
+            e.message
+                .starts_with("nats.conf: line 2: key `ping_interval`"),
+            "{e}"
+        );
         let e = Config::from_nats_conf("lame_duck_duration: \"10s\"\n").unwrap_err();
         assert!(e.message.contains("minimum is 30 seconds"), "{e}");
         let e = Config::from_nats_conf("listen: \"nope\"\n").unwrap_err();

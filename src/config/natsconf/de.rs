@@ -130,7 +130,10 @@ struct Entries<'a> {
 impl<'de> MapAccess<'de> for Entries<'_> {
     type Error = DeError;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, DeError> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, DeError> {
         match self.iter.next() {
             None => Ok(None),
             Some(e) => {
@@ -162,7 +165,10 @@ struct Items<'a> {
 impl<'de> SeqAccess<'de> for Items<'_> {
     type Error = DeError;
 
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, DeError> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, DeError> {
         match self.iter.next() {
             None => Ok(None),
             Some(node) => seed
@@ -188,7 +194,10 @@ struct SpannedAccess<'a> {
 impl<'de> MapAccess<'de> for SpannedAccess<'_> {
     type Error = DeError;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, DeError> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, DeError> {
         match self.fields.get(self.step) {
             None => Ok(None),
             Some(f) => seed
@@ -341,8 +350,11 @@ mod tests {
 
     #[test]
     fn errors_carry_key_and_line() {
-        let doc = parse_str("port: 1\nauth {\n  user: bob\n  nope: 1\n}\n", Path::new("t.conf"))
-            .unwrap();
+        let doc = parse_str(
+            "port: 1\nauth {\n  user: bob\n  nope: 1\n}\n",
+            Path::new("t.conf"),
+        )
+        .unwrap();
         let e = Deserializer::new().entries::<Top>(&doc.root).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("nope"), "{e:?}");
         assert_eq!(e.at.map(|l| l.line), Some(4), "{e:?}");

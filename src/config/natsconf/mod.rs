@@ -124,7 +124,10 @@ pub struct Document {
 impl Document {
     /// `file:line:col`, as nats-server prints positions.
     pub fn position(&self, at: Loc) -> String {
-        let file = self.files.get(at.file).map_or(Path::new("?"), |p| p.as_path());
+        let file = self
+            .files
+            .get(at.file)
+            .map_or(Path::new("?"), |p| p.as_path());
         format!("{}:{}:{}", file.display(), at.line, at.col)
     }
 }

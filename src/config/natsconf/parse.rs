@@ -6,7 +6,11 @@ use super::{Document, Entry, Loc, Node, ParseError, Value, MAX_DEPTH, MAX_INCLUD
 use std::path::{Path, PathBuf};
 
 /// Parses `text` read from `path` into a document.
-pub(super) fn parse(text: &str, path: PathBuf, follow_includes: bool) -> Result<Document, ParseError> {
+pub(super) fn parse(
+    text: &str,
+    path: PathBuf,
+    follow_includes: bool,
+) -> Result<Document, ParseError> {
     let mut files = vec![path];
     let root = parse_text(text, 0, &mut files, follow_includes, 0)?;
     Ok(Document { root, files })
@@ -75,7 +79,10 @@ fn is_nl(c: char) -> bool {
 }
 
 fn is_suffix(c: char) -> bool {
-    matches!(c, 'k' | 'K' | 'm' | 'M' | 'g' | 'G' | 't' | 'T' | 'p' | 'P' | 'e' | 'E')
+    matches!(
+        c,
+        'k' | 'K' | 'm' | 'M' | 'g' | 'G' | 't' | 'T' | 'p' | 'P' | 'e' | 'E'
+    )
 }
 
 /// Shows a character in an error message as nats-server does (a newline as `\n`).
@@ -545,8 +552,18 @@ impl Parser<'_> {
         let text = String::from_utf8_lossy(&out).into_owned();
         if !has_escapes {
             match text.to_ascii_lowercase().as_str() {
-                "true" | "yes" | "on" => return Ok(Node { value: Value::Bool(true), at }),
-                "false" | "no" | "off" => return Ok(Node { value: Value::Bool(false), at }),
+                "true" | "yes" | "on" => {
+                    return Ok(Node {
+                        value: Value::Bool(true),
+                        at,
+                    })
+                }
+                "false" | "no" | "off" => {
+                    return Ok(Node {
+                        value: Value::Bool(false),
+                        at,
+                    })
+                }
                 _ => {}
             }
             if let Some(name) = text.strip_prefix('$') {
@@ -584,7 +601,10 @@ impl Parser<'_> {
                     Some(e) => Ok(Node { at, ..e.value }),
                     None => Err(self.err_at(
                         at,
-                        format!("variable reference for '{name}' on line {} can not be found", at.line),
+                        format!(
+                            "variable reference for '{name}' on line {} can not be found",
+                            at.line
+                        ),
                     )),
                 },
                 Err(e) => Err(self.err_at(
@@ -598,7 +618,10 @@ impl Parser<'_> {
         }
         Err(self.err_at(
             at,
-            format!("variable reference for '{name}' on line {} can not be found", at.line),
+            format!(
+                "variable reference for '{name}' on line {} can not be found",
+                at.line
+            ),
         ))
     }
 
@@ -658,7 +681,10 @@ impl Parser<'_> {
     /// After digits and a size-suffix letter: more `b`/`i` letters, then the number must end;
     /// otherwise it is a string (`100ms`).
     fn suffixed(&mut self, start: usize, at: Loc) -> R<Value> {
-        while self.peek().is_some_and(|c| matches!(c, 'b' | 'B' | 'i' | 'I')) {
+        while self
+            .peek()
+            .is_some_and(|c| matches!(c, 'b' | 'B' | 'i' | 'I'))
+        {
             self.advance();
         }
         match self.peek() {
@@ -686,9 +712,9 @@ impl Parser<'_> {
             col: self.col.saturating_sub(text.chars().count()),
             ..self.loc()
         };
-        let n: i64 = digits.parse().map_err(|_| {
-            self.err_at(at, format!("integer '{text}' is out of the range"))
-        })?;
+        let n: i64 = digits
+            .parse()
+            .map_err(|_| self.err_at(at, format!("integer '{text}' is out of the range")))?;
         let mult: i64 = match suffix.to_ascii_lowercase().as_str() {
             "" => 1,
             "k" => 1000,
@@ -748,7 +774,11 @@ impl Parser<'_> {
                 c == Some(f)
             };
             if !ok {
-                let what = if f == '0' { "digit".into() } else { format!("'{f}'") };
+                let what = if f == '0' {
+                    "digit".into()
+                } else {
+                    format!("'{f}'")
+                };
                 return Err(self.err(format!(
                     "Expected {what} in ISO8601 datetime, but found '{}' instead.",
                     show(c)
@@ -810,9 +840,7 @@ impl Parser<'_> {
             Some(c) if c.is_ascii_digit() || c == '-' => {
                 return Err(self.err("Expected include value but found start of a number"))
             }
-            Some('\\') => {
-                return Err(self.err("Expected include value but found escape sequence"))
-            }
+            Some('\\') => return Err(self.err("Expected include value but found escape sequence")),
             Some(c) if is_nl(c) => {
                 return Err(self.err("Expected include value but found new line"))
             }
@@ -851,9 +879,7 @@ impl Parser<'_> {
         let text = std::fs::read_to_string(&full).map_err(|e| {
             self.err_at(
                 at,
-                format!(
-                    "error parsing include file '{path}', error opening config file: {e}"
-                ),
+                format!("error parsing include file '{path}', error opening config file: {e}"),
             )
         })?;
         let index = self.files.len();

@@ -29,10 +29,25 @@ fn err(text: &str) -> String {
 #[test]
 fn separators_and_comments() {
     let d = doc("# comment\na: 1\nb = 2\nc 3\n// another\nd:4 # trailing\ne=5; f=6, g: 7 // x\n");
-    for (k, n) in [("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5), ("f", 6), ("g", 7)] {
+    for (k, n) in [
+        ("a", 1),
+        ("b", 2),
+        ("c", 3),
+        ("d", 4),
+        ("e", 5),
+        ("f", 6),
+        ("g", 7),
+    ] {
         assert_eq!(get(&d.root, k), &Value::Integer(n), "{k}");
     }
-    assert_eq!(d.root[1].key_at, Loc { file: 0, line: 3, col: 1 });
+    assert_eq!(
+        d.root[1].key_at,
+        Loc {
+            file: 0,
+            line: 3,
+            col: 1
+        }
+    );
 }
 
 #[test]
@@ -89,10 +104,20 @@ fn numbers_sizes_booleans_dates() {
     assert_eq!(int("r"), 2_000_000);
     assert_eq!(get(&d.root, "h"), &Value::Float(1.5));
     assert_eq!(get(&d.root, "i"), &Value::Float(-2.5));
-    for (k, b) in [("j", true), ("k", false), ("l", true), ("m", false), ("n", true), ("o", false)] {
+    for (k, b) in [
+        ("j", true),
+        ("k", false),
+        ("l", true),
+        ("m", false),
+        ("n", true),
+        ("o", false),
+    ] {
         assert_eq!(get(&d.root, k), &Value::Bool(b), "{k}");
     }
-    assert_eq!(get(&d.root, "p"), &Value::Datetime("2016-05-04T18:53:41Z".into()));
+    assert_eq!(
+        get(&d.root, "p"),
+        &Value::Datetime("2016-05-04T18:53:41Z".into())
+    );
 }
 
 #[test]
@@ -105,22 +130,52 @@ fn maps_and_arrays() {
         "nums [1, 2]\n",
         "}\n",
     ));
-    let Value::Map(m) = get(&d.root, "m") else { panic!() };
+    let Value::Map(m) = get(&d.root, "m") else {
+        panic!()
+    };
     assert_eq!(get(m, "c"), &Value::Integer(3));
-    let Value::Map(dm) = get(m, "d") else { panic!() };
-    assert_eq!(get(dm, "e"), &Value::Array(vec![
-        Node { value: s("x"), at: Loc { file: 0, line: 3, col: 12 } },
-        Node { value: s("y"), at: Loc { file: 0, line: 3, col: 15 } },
-    ]));
-    let Value::Array(a) = get(&d.root, "arr") else { panic!() };
+    let Value::Map(dm) = get(m, "d") else {
+        panic!()
+    };
+    assert_eq!(
+        get(dm, "e"),
+        &Value::Array(vec![
+            Node {
+                value: s("x"),
+                at: Loc {
+                    file: 0,
+                    line: 3,
+                    col: 12
+                }
+            },
+            Node {
+                value: s("y"),
+                at: Loc {
+                    file: 0,
+                    line: 3,
+                    col: 15
+                }
+            },
+        ])
+    );
+    let Value::Array(a) = get(&d.root, "arr") else {
+        panic!()
+    };
     assert_eq!(a.len(), 3);
     assert_eq!(a[0].value, Value::Integer(1));
     assert_eq!(a[1].value, s("two"));
     assert_eq!(a[2].at.line, 7);
-    let Value::Array(l) = get(&d.root, "list") else { panic!() };
-    assert_eq!(l.iter().map(|n| n.value.clone()).collect::<Vec<_>>(), [s("a"), s("b"), s("c")]);
+    let Value::Array(l) = get(&d.root, "list") else {
+        panic!()
+    };
+    assert_eq!(
+        l.iter().map(|n| n.value.clone()).collect::<Vec<_>>(),
+        [s("a"), s("b"), s("c")]
+    );
     // nats-server's lexer does not end a number at `]`: the last one is a string.
-    let Value::Array(n) = get(&d.root, "nums") else { panic!() };
+    let Value::Array(n) = get(&d.root, "nums") else {
+        panic!()
+    };
     assert_eq!(n[0].value, Value::Integer(1));
     assert_eq!(n[1].value, s("2"));
 }
@@ -137,33 +192,54 @@ fn variables() {
     ));
     assert_eq!(get(&d.root, "max_payload"), &Value::Integer(2 << 20));
     assert_eq!(get(&d.root, "port"), &Value::Integer(4333));
-    let Value::Map(m) = get(&d.root, "m") else { panic!() };
+    let Value::Map(m) = get(&d.root, "m") else {
+        panic!()
+    };
     assert_eq!(get(m, "inner"), &Value::Integer(2 << 20));
     assert_eq!(get(&d.root, "pw"), &s("$2a$11$abc"));
     assert!(d.root[0].used);
     assert!(!d.root[1].used);
     let e = err("a: $BEAVER_NO_SUCH_VARIABLE_ANYWHERE\n");
-    assert!(e.contains("t.conf:1:4") && e.contains("can not be found"), "{e}");
+    assert!(
+        e.contains("t.conf:1:4") && e.contains("can not be found"),
+        "{e}"
+    );
 }
 
 #[test]
 fn include_is_relative_to_the_including_file() {
     let dir = std::env::temp_dir().join(format!("beaver-natsconf-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::fs::write(dir.join("sub/inner.conf"), "debug: true\nmax_payload: 2MB\n").unwrap();
+    std::fs::write(
+        dir.join("sub/inner.conf"),
+        "debug: true\nmax_payload: 2MB\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("sub/mid.conf"), "include ./inner.conf\nport: 1\n").unwrap();
-    std::fs::write(dir.join("main.conf"), "port: 2\ninclude 'sub/mid.conf'\nm { include \"sub/inner.conf\" }\n").unwrap();
+    std::fs::write(
+        dir.join("main.conf"),
+        "port: 2\ninclude 'sub/mid.conf'\nm { include \"sub/inner.conf\" }\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("loop.conf"), "include loop.conf\n").unwrap();
     let d = parse_file(&dir.join("main.conf")).unwrap();
     assert_eq!(get(&d.root, "port"), &Value::Integer(1));
     assert_eq!(get(&d.root, "debug"), &Value::Bool(true));
     let debug = d.root.iter().find(|e| e.key == "debug").unwrap();
-    assert!(d.position(debug.key_at).ends_with("inner.conf:1:1"), "{}", d.position(debug.key_at));
-    let Value::Map(m) = get(&d.root, "m") else { panic!() };
+    assert!(
+        d.position(debug.key_at).ends_with("inner.conf:1:1"),
+        "{}",
+        d.position(debug.key_at)
+    );
+    let Value::Map(m) = get(&d.root, "m") else {
+        panic!()
+    };
     assert_eq!(get(m, "max_payload"), &Value::Integer(2 << 20));
     let e = parse_file(&dir.join("loop.conf")).unwrap_err().message;
     assert!(e.contains("nested more than"), "{e}");
-    let e = parse_str("include nope.conf\n", &dir.join("x.conf")).unwrap_err().message;
+    let e = parse_str("include nope.conf\n", &dir.join("x.conf"))
+        .unwrap_err()
+        .message;
     assert!(e.contains("x.conf:1:1") && e.contains("nope.conf"), "{e}");
     assert!(parse_str_no_include("include a.conf\n").is_err());
     let _ = std::fs::remove_dir_all(&dir);
@@ -197,7 +273,11 @@ fn errors_name_the_line() {
 
 #[test]
 fn nesting_is_bounded() {
-    let deep = format!("a: {}{}\n", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+    let deep = format!(
+        "a: {}{}\n",
+        "[".repeat(MAX_DEPTH + 1),
+        "]".repeat(MAX_DEPTH + 1)
+    );
     assert!(err(&deep).contains("nesting"));
     let ok = format!("a: {}{}\n", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
     doc(&ok);
