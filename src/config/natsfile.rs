@@ -136,6 +136,19 @@ pub(super) fn classify(key: &str) -> KeyKind {
     }
 }
 
+/// nats-server's aliases, mapped to the name `file::FileConfig` uses.
+fn canonical(key: &str) -> &str {
+    match key {
+        "net" => "host",
+        "monitor_port" => "http_port",
+        "max_conn" => "max_connections",
+        "max_subs" => "max_subscriptions",
+        "log_file" => "logfile",
+        "pidfile" => "pid_file",
+        other => other,
+    }
+}
+
 /// Applies a parsed nats-server configuration on top of `config`; returns the warnings (one
 /// per key accepted and ignored).
 pub(super) fn apply_document(
@@ -149,7 +162,13 @@ pub(super) fn apply_document(
         let key = e.key.to_ascii_lowercase();
         let at = doc.position(e.key_at);
         match classify(&key) {
-            KeyKind::Beaver => taken.push(Entry { key, ..e.clone() }),
+            KeyKind::Beaver => {
+                // One name per option, and a key given twice (`HOST` and `host`, `net` and
+                // `host`) takes its last value, as nats-server's map of options does.
+                let key = canonical(&key).to_owned();
+                taken.retain(|t| t.key != key);
+                taken.push(Entry { key, ..e.clone() });
+            }
             KeyKind::NotYet => warnings.push(format!(
                 "{at}: {key:?} is not supported yet and is ignored (beaver has no \
                  authentication, accounts or TLS yet)"
