@@ -189,6 +189,16 @@ impl Config {
         Ok((config, warnings))
     }
 
+    /// Applies an already parsed nats-server configuration on top of the defaults (for
+    /// fuzzing, and for callers that parse with [`natsconf`] themselves).
+    pub fn from_nats_document(
+        doc: &natsconf::Document,
+    ) -> Result<(Config, Vec<String>), ConfigError> {
+        let mut config = Config::default();
+        let warnings = natsfile::apply_document(&mut config, doc)?;
+        Ok((config, warnings))
+    }
+
     /// Parses a text in nats-server's format on top of the defaults (includes are read
     /// relative to the current directory). Returns the configuration and the warnings.
     pub fn from_nats_conf(text: &str) -> Result<(Config, Vec<String>), ConfigError> {
