@@ -9,7 +9,7 @@
 //! allows.
 
 use super::file::{self, FileConfig};
-use super::natsconf::{Deserializer, Document, Entry};
+use super::natsconf::{Deserializer, Document, Entry, Value};
 use super::{Config, ConfigError};
 
 /// The keys beaver implements (with nats-server's aliases): `file::FileConfig`'s fields.
@@ -166,6 +166,15 @@ pub(super) fn apply_document(
                 // One name per option, and a key given twice (`HOST` and `host`, `net` and
                 // `host`) takes its last value, as nats-server's map of options does.
                 let key = canonical(&key).to_owned();
+                // nats-server still takes a number of seconds here, with this warning.
+                if matches!(key.as_str(), "ping_interval" | "write_deadline")
+                    && matches!(e.value.value, Value::Integer(_) | Value::Float(_))
+                {
+                    warnings.push(format!(
+                        "{at}: invalid use of field {key:?}: {key} should be converted to a \
+                         duration"
+                    ));
+                }
                 taken.retain(|t| t.key != key);
                 taken.push(Entry { key, ..e.clone() });
             }
@@ -299,6 +308,14 @@ mod tests {
         assert_eq!(
             e.message,
             "nats.conf:2:1: unknown field \"foo\"\nnats.conf:3:1: unknown field \"bar\""
+        );
+        // Seconds as a number are taken, with nats-server's warning.
+        let (c, w) = Config::from_nats_conf("ping_interval: 30\n").unwrap();
+        assert_eq!(c.ping_interval, Duration::from_secs(30));
+        assert_eq!(
+            w,
+            ["nats.conf:1:1: invalid use of field \"ping_interval\": ping_interval should be \
+              converted to a duration"]
         );
         // A key used as a variable is not unknown.
         Config::from_nats_conf("SIZE: 2MB\nmax_payload: $SIZE\n").unwrap();
