@@ -314,8 +314,10 @@ mod tests {
         assert_eq!(c.ping_interval, Duration::from_secs(30));
         assert_eq!(
             w,
-            ["nats.conf:1:1: invalid use of field \"ping_interval\": ping_interval should be \
-              converted to a duration"]
+            [
+                "nats.conf:1:1: invalid use of field \"ping_interval\": ping_interval should be \
+              converted to a duration"
+            ]
         );
         // A key used as a variable is not unknown.
         Config::from_nats_conf("SIZE: 2MB\nmax_payload: $SIZE\n").unwrap();

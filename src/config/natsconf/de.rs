@@ -223,7 +223,12 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_> {
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         let at = self.node.at;
         let r = match &self.node.value {
-            Value::String(s) | Value::Datetime(s) => visitor.visit_str(s),
+            Value::String(s) => visitor.visit_str(s),
+            // No option takes a datetime (nats-server fails on one where a string is due).
+            Value::Datetime(s) => Err(de::Error::invalid_type(
+                de::Unexpected::Other(&format!("datetime {s}")),
+                &visitor,
+            )),
             Value::Integer(n) => visitor.visit_i64(*n),
             Value::Float(f) => visitor.visit_f64(*f),
             Value::Bool(b) => visitor.visit_bool(*b),

@@ -19,9 +19,9 @@
 //! - `$NAME` references to a key defined earlier in the same or an enclosing map, else to
 //!   the environment variable `NAME` (whose text is parsed as a value).
 //!
-//! Like nats-server, a later key of the same name replaces an earlier one, and the last
-//! number of an array that ends right after it (`[1, 2]`) is a string ("2"), because
-//! nats-server's lexer does not end numbers at `]`.
+//! Like nats-server, a later key of the same name replaces an earlier one, and a number
+//! directly followed by `]` does not close its array (`[1, 2]` is an error: nats-server's
+//! lexer reads `2]` as a string; `[1, 2 ]` is fine).
 //!
 //! The parser is recursive but bounded ([`MAX_DEPTH`] levels of nesting, [`MAX_INCLUDE_DEPTH`]
 //! of includes), so no input can exhaust the stack; `fuzz/fuzz_targets/natsconf.rs` runs it

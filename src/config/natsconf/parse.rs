@@ -648,6 +648,9 @@ impl Parser<'_> {
                 self.suffixed(start, at)
             }
             Some(c) if !(is_nl(c) || is_blank(c) || matches!(c, '}' | ';' | ',')) => {
+                // nats-server's lexer takes this character into the string before it looks
+                // for the string's end, even `]` or `'`: `[1, 2]` leaves the array open.
+                self.advance();
                 Ok(self.unquoted(start, at)?.value)
             }
             _ => self.integer(start),
