@@ -50,6 +50,9 @@ fn main() -> ExitCode {
     let signals = Signals::install();
     log::info!("Starting beaver version {VERSION}");
     log::info!("  Protocol: nats-server {NATS_VERSION} client protocol");
+    if let Some(path) = &cli.config {
+        log::info!("Using configuration file: {}", path.display());
+    }
     for w in &warnings {
         log::warn!("{w}");
     }

@@ -43,7 +43,16 @@ impl Signals {
     /// Installs the handlers. On failure the server still runs; it logs that it can only be
     /// killed.
     pub fn install() -> Signals {
-        let s = Signals {
+        let s = Signals::new();
+        if let Err(e) = s.register() {
+            log::error!("Cannot install signal handlers: {e}; stop the server by killing it");
+        }
+        s
+    }
+
+    /// The flags, none set, indexed by `Request` (in declaration order).
+    fn new() -> Signals {
+        Signals {
             flags: [
                 Request::Interrupt,
                 Request::Terminate,
@@ -52,11 +61,7 @@ impl Signals {
                 Request::Reopen,
             ]
             .map(|r| (r, Arc::new(AtomicBool::new(false)))),
-        };
-        if let Err(e) = s.register() {
-            log::error!("Cannot install signal handlers: {e}; stop the server by killing it");
         }
-        s
     }
 
     fn flag(&self, r: Request) -> &Arc<AtomicBool> {
@@ -201,5 +206,22 @@ mod platform {
     /// Not available on Windows yet (nats-server controls its Windows service instead).
     pub(super) fn send(_command: &str, _pid: Option<&str>) -> Result<(), String> {
         Err("--signal is not supported on Windows yet".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_request_has_its_own_flag() {
+        let s = Signals::new();
+        for (i, (r, _)) in s.flags.iter().enumerate() {
+            assert_eq!(*r as usize, i, "flags are indexed by Request");
+        }
+        s.flag(Request::Reload).store(true, Ordering::SeqCst);
+        assert!(!s.take(Request::Reopen));
+        assert_eq!(s.wait(), Request::Reload);
+        assert!(!s.take(Request::Reload), "taken once");
     }
 }
