@@ -353,3 +353,66 @@ fn ipv6_loopback_with_a_ports_file() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Starts `program -a HOST -p -1 -m -1 --ports_file_dir DIR` and returns its ports file's
+/// JSON with every port replaced by `PORT` (the ports are random).
+fn ports_file_of(program: &str, file_prefix: &str, host: &str) -> Option<String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "ports-{file_prefix}-{}-{}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    std::fs::create_dir_all(&dir).ok()?;
+    let mut child = Command::new(program)
+        .args(["-a", host, "-p", "-1", "-m", "-1", "--ports_file_dir"])
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let path = dir.join(format!("{file_prefix}_{}.ports", child.id()));
+    let text = wait_for("the ports file", || {
+        let t = std::fs::read_to_string(&path).ok()?;
+        // Complete JSON only (nats-server writes it from a goroutine).
+        serde_json::from_str::<serde_json::Value>(&t)
+            .ok()
+            .map(|_| t)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    // Replace ":<digits>\"" by ":PORT\"".
+    while let Some(i) = rest.find("\"") {
+        let (head, tail) = rest.split_at(i);
+        match head.rsplit_once(':') {
+            Some((h, p)) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
+                out.push_str(h);
+                out.push_str(":PORT");
+            }
+            _ => out.push_str(head),
+        }
+        out.push('"');
+        rest = &tail[1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+#[test]
+fn ports_file_matches_nats_servers() {
+    let Some(nats) = common::nats_server_path() else {
+        if std::env::var("BEAVER_REQUIRE_NATS_SERVER").as_deref() == Ok("1") {
+            panic!("nats-server is required (BEAVER_REQUIRE_NATS_SERVER=1) but missing");
+        }
+        println!("SKIPPED: nats-server is not installed");
+        return;
+    };
+    for host in ["127.0.0.1", "0.0.0.0"] {
+        let theirs = ports_file_of(&nats, "nats-server", host).expect("nats-server's ports file");
+        let ours = ports_file_of(BIN, "beaver", host).expect("beaver's ports file");
+        assert_eq!(ours, theirs, "-a {host}");
+    }
+}
