@@ -289,14 +289,17 @@ impl Parser<'_> {
     /// Stores an entry in the innermost map; a key written again replaces its value (Go map
     /// semantics).
     fn set(&mut self, key: String, key_at: Loc, value: Node) {
-        let Some(scope) = self.scopes.last_mut() else {
-            return;
-        };
-        let entry = Entry {
+        self.set_entry(Entry {
             key,
             key_at,
             value,
             used: false,
+        });
+    }
+
+    fn set_entry(&mut self, entry: Entry) {
+        let Some(scope) = self.scopes.last_mut() else {
+            return;
         };
         match scope.iter_mut().find(|e| e.key == entry.key) {
             Some(old) => *old = entry,
@@ -890,7 +893,8 @@ impl Parser<'_> {
         let entries = parse_text(&text, index, self.files, true, self.include_depth + 1)
             .map_err(|e| self.err_at(at, format!("error parsing include file '{path}', {e}")))?;
         for e in entries {
-            self.set(e.key, e.key_at, e.value);
+            // Keeps `used`: a variable defined and used in the included file is fine.
+            self.set_entry(e);
         }
         Ok(())
     }

@@ -214,7 +214,7 @@ fn include_is_relative_to_the_including_file() {
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(
         dir.join("sub/inner.conf"),
-        "debug: true\nmax_payload: 2MB\n",
+        "SIZE: 2MB\ndebug: true\nmax_payload: $SIZE\n",
     )
     .unwrap();
     std::fs::write(dir.join("sub/mid.conf"), "include ./inner.conf\nport: 1\n").unwrap();
@@ -227,9 +227,11 @@ fn include_is_relative_to_the_including_file() {
     let d = parse_file(&dir.join("main.conf")).unwrap();
     assert_eq!(get(&d.root, "port"), &Value::Integer(1));
     assert_eq!(get(&d.root, "debug"), &Value::Bool(true));
+    let size = d.root.iter().find(|e| e.key == "SIZE").unwrap();
+    assert!(size.used, "used in the included file");
     let debug = d.root.iter().find(|e| e.key == "debug").unwrap();
     assert!(
-        d.position(debug.key_at).ends_with("inner.conf:1:1"),
+        d.position(debug.key_at).ends_with("inner.conf:2:1"),
         "{}",
         d.position(debug.key_at)
     );
