@@ -16,7 +16,10 @@
 //!   `/metrics`), as nats-server serves them;
 //! - [`auth`]: authentication (`CONNECT` credentials, bcrypt), publish/subscribe
 //!   permissions, and the TLS configuration;
-//! - [`config`], [`logging`]: Config.toml, the command line, and nats-server-style logs.
+//! - [`config`], [`logging`]: configuration files (Config.toml and nats-server's format), the
+//!   command line, and nats-server-style logs;
+//! - [`signals`], [`reload`], [`runfiles`]: what nats-server does as a process: signals,
+//!   configuration reload, the pid and ports files.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -27,6 +30,8 @@ pub mod logging;
 pub mod monitor;
 pub mod outbound;
 pub mod protocol;
+pub mod reload;
+pub mod runfiles;
 pub mod server;
 pub mod signals;
 pub mod subjects;

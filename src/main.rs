@@ -1,25 +1,40 @@
-//! The `beaver` binary: command line, configuration, logging, run until signalled.
+//! The `beaver` binary: command line, configuration, logging, then run until signalled, as
+//! nats-server does (see README, "Drop-in for nats-server").
 
 use beaver::config::{Cli, Config};
 use beaver::protocol::NATS_VERSION;
+use beaver::runfiles::{write_pid_file, PortsFile};
 use beaver::server::{Server, StartError, VERSION};
-use clap::Parser;
+use beaver::signals::{Request, Signals};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_env();
     if cli.version {
         println!("beaver: v{VERSION} (speaks the client protocol of nats-server v{NATS_VERSION})");
         return ExitCode::SUCCESS;
     }
-    let config = match Config::load(&cli) {
+    if let Some(spec) = &cli.signal {
+        return match beaver::signals::send(spec) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("beaver: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let (config, warnings) = match Config::load_with_warnings(&cli) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("beaver: {e}");
             return ExitCode::from(1);
         }
     };
+    let warnings: Vec<String> = cli.warnings().into_iter().chain(warnings).collect();
     if cli.test_config {
+        for w in &warnings {
+            eprintln!("beaver: warning: {w}");
+        }
         match &cli.config {
             Some(path) => eprintln!("beaver: configuration file {} is valid", path.display()),
             None => eprintln!("beaver: configuration is valid (defaults, no file given)"),
@@ -30,11 +45,21 @@ fn main() -> ExitCode {
         eprintln!("beaver: {e}");
         return ExitCode::from(1);
     }
+    // Before anything else can take long: a SIGHUP that arrives early must not kill us
+    // (its default action).
+    let signals = Signals::install();
     log::info!("Starting beaver version {VERSION}");
     log::info!("  Protocol: nats-server {NATS_VERSION} client protocol");
+    if let Some(path) = &cli.config {
+        log::info!("Using configuration file: {}", path.display());
+    }
+    for w in &warnings {
+        log::warn!("{w}");
+    }
     let writers = config.writer_threads();
     let (host, port) = (config.host.clone(), config.port);
-    let server = match Server::start(config) {
+    let pid_file = config.pid_file.clone();
+    let mut server = match Server::start(config) {
         Ok(s) => s,
         Err(StartError::Listen(e)) => {
             log::error!("Error listening on port: {host}:{port}, \"{e}\"");
@@ -45,10 +70,17 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let shared = server.shared();
+    let shared = server.shared().clone();
     log::info!("  Name:     {}", shared.server_name);
     log::info!("  ID:       {}", shared.server_id);
     log::info!("  Writers:  {writers}");
+    if let Some(path) = &pid_file {
+        if let Err(e) = write_pid_file(path) {
+            log::error!("Could not write pidfile: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    let monitor_addr = server.monitor().map(|m| m.local_addr());
     if let Some(monitor) = server.monitor() {
         log::info!("Starting http monitor on {}", monitor.display_addr());
     }
@@ -56,10 +88,72 @@ fn main() -> ExitCode {
         "Listening for client connections on {}",
         server.local_addr()
     );
+    // Written before "Server is ready", so a harness that waits for either finds both.
+    let mut ports_file = write_ports_file(&shared.config(), server.local_addr(), monitor_addr);
     log::info!("Server is ready");
-    beaver::signals::wait_for_shutdown();
+    loop {
+        match signals.wait() {
+            Request::Interrupt | Request::Terminate => break,
+            Request::Reopen => match shared.config().logfile {
+                None => log::info!("File log re-open ignored, not a file logger"),
+                Some(_) => match beaver::logging::reopen() {
+                    Ok(()) => log::info!("File log re-opened"),
+                    Err(e) => log::error!("File log re-open failed: {e}"),
+                },
+            },
+            Request::Reload => match beaver::reload::reload(&cli, &shared) {
+                Ok(r) => {
+                    for w in &r.warnings {
+                        log::warn!("{w}");
+                    }
+                    for c in &r.changed {
+                        log::info!("Reloaded: {c}");
+                        if c.starts_with("pid_file = ") {
+                            if let Some(path) = &r.config.pid_file {
+                                if let Err(e) = write_pid_file(path) {
+                                    log::error!("Failed to write pidfile: {e}");
+                                }
+                            }
+                        }
+                        if c.starts_with("ports_file_dir = ") {
+                            drop(ports_file.take());
+                            ports_file =
+                                write_ports_file(&r.config, server.local_addr(), monitor_addr);
+                        }
+                    }
+                    log::info!("Reloaded server configuration");
+                }
+                Err(e) => log::error!("Failed to reload server configuration: {e}"),
+            },
+            Request::LameDuck => {
+                server.lame_duck(&|| signals.take(Request::Interrupt));
+                break;
+            }
+        }
+    }
     log::info!("Initiating Shutdown...");
     server.shutdown();
+    drop(ports_file);
     log::info!("Server Exiting..");
     ExitCode::SUCCESS
+}
+
+/// Writes the ports file if `ports_file_dir` is set (an error is logged, not fatal, as in
+/// nats-server).
+fn write_ports_file(
+    config: &Config,
+    nats: std::net::SocketAddr,
+    monitoring: Option<std::net::SocketAddr>,
+) -> Option<PortsFile> {
+    let dir = config.ports_file_dir.as_ref()?;
+    match PortsFile::write(dir, nats, monitoring) {
+        Ok(f) => {
+            log::debug!("Wrote ports file {}", f.path().display());
+            Some(f)
+        }
+        Err(e) => {
+            log::error!("Error writing ports file ({}): {e}", dir.display());
+            None
+        }
+    }
 }

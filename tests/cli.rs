@@ -1087,3 +1087,50 @@ fn sigterm_flushes_queued_messages() {
     let closed = format!("cid:{sub_cid} - Client connection closed: Server Shutdown");
     assert!(!matching(&lines, &closed).is_empty(), "{lines:#?}");
 }
+
+// ---------------------------------------------------------------------------------------
+// nats-server's process flags
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn store_dir_is_accepted_and_ignored_with_a_warning() {
+    for flag in ["--store_dir", "-sd"] {
+        let (server, port) = Spawned::listening("127.0.0.1", &[flag, "/tmp/beaver-no-js"]);
+        let warning = server
+            .wait_for_log("[WRN] --store_dir /tmp/beaver-no-js: beaver has no JetStream")
+            .unwrap_or_else(|| panic!("{flag}: {:#?}", server.log_lines()));
+        assert!(!warning.is_empty());
+        assert_round_trip(&mut Raw::connect(port));
+    }
+}
+
+#[test]
+fn pid_file_holds_the_process_id() {
+    let pid = TempFile::new("pid");
+    let (server, _) = Spawned::listening("127.0.0.1", &["-P", pid.path()]);
+    server.wait_for_log("Server is ready").expect("ready");
+    assert_eq!(
+        std::fs::read_to_string(pid.path()).expect("pid file written before ready"),
+        server.child.id().to_string()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn signal_without_a_running_server_is_an_error() {
+    let out = run(&["--signal", "reload=2147483646"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("no such process"), "{}", out.stderr);
+}
+
+#[cfg(windows)]
+#[test]
+fn signal_is_not_supported_on_windows_yet() {
+    let out = run(&["--signal", "reload=1"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not supported on Windows yet"),
+        "{}",
+        out.stderr
+    );
+}

@@ -295,6 +295,9 @@ pub struct Client {
     /// Whether the client declared `headers` (set by its reader at `CONNECT`, read by
     /// publishers to decide between `HMSG` and a header-stripped `MSG`).
     headers: AtomicBool,
+    /// The client sent `CONNECT` with `protocol` 1 and so takes async `INFO` (lame-duck
+    /// notice). Relaxed: set once by the reader, read by the lame-duck thread.
+    async_info: AtomicBool,
     /// Subscriptions by sid. Locked by the owner on SUB/UNSUB/close, by a publisher's reader
     /// when an auto-unsubscribe limit is reached, and by monitoring; never per message.
     pub(crate) subs: Mutex<FxHashMap<Box<[u8]>, Arc<Subscription>>>,
@@ -343,6 +346,7 @@ impl Client {
             close_reason: AtomicU8::new(OPEN),
             shut: AtomicBool::new(false),
             headers: AtomicBool::new(false),
+            async_info: AtomicBool::new(false),
             subs: Mutex::new(FxHashMap::default()),
             identity: Mutex::new(Identity::default()),
             stats: ClientStats::default(),
@@ -394,6 +398,15 @@ impl Client {
 
     pub(crate) fn set_headers(&self, on: bool) {
         self.headers.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the client takes async `INFO` (`CONNECT` with `protocol` 1).
+    pub fn takes_async_info(&self) -> bool {
+        self.async_info.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_async_info(&self, on: bool) {
+        self.async_info.store(on, Ordering::Relaxed);
     }
 
     /// The client's name from `CONNECT` (empty if none).

@@ -38,7 +38,7 @@ use bytes::{Bytes, BytesMut};
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Shortest socket read timeout set (a zero timeout would mean "none").
 const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
@@ -111,7 +111,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         addr,
         writer_stream,
         shared.doorbell.clone(),
-        shared.config.max_pending,
+        shared.config().max_pending,
         shared.departed.clone(),
         tls,
     ));
@@ -186,11 +186,39 @@ struct Connection {
     pub_cache: PubCache,
     /// TLS: ciphertext read from the socket, before decryption (empty without TLS).
     tls_in: Vec<u8>,
+    /// The configuration generation `limits` and `trace` were taken from.
+    config_generation: u64,
+    /// The reloadable settings this connection uses, cached (see `refresh_config`).
+    limits: Limits,
+}
+
+/// The settings a connection reads often, copied from the configuration at connect and
+/// after each reload, so that the read path takes no lock.
+struct Limits {
+    max_payload: usize,
+    max_control_line: usize,
+    max_subscriptions: usize,
+    ping_interval: Duration,
+    ping_max: u32,
+}
+
+impl Limits {
+    fn of(config: &crate::config::Config) -> Limits {
+        Limits {
+            max_payload: config.max_payload,
+            max_control_line: config.max_control_line,
+            max_subscriptions: config.max_subscriptions,
+            ping_interval: config.ping_interval,
+            ping_max: config.effective_ping_max(),
+        }
+    }
 }
 
 impl Connection {
     fn new(shared: Arc<Shared>, client: Arc<Client>, stream: TcpStream) -> io::Result<Self> {
-        let config = &shared.config;
+        // The generation first: a reload after this is seen by the first `refresh_config`.
+        let config_generation = shared.config_generation();
+        let config = shared.config();
         let first_ping = first_ping_delay(config.ping_interval);
         // Wake up for the first ping check; `check_ping` lengthens this to `ping_interval`.
         stream.set_read_timeout(Some(first_ping))?;
@@ -222,6 +250,8 @@ impl Connection {
             perms: None,
             pub_cache: PubCache::default(),
             tls_in: Vec::new(),
+            config_generation,
+            limits: Limits::of(&config),
             stream,
             client,
             shared,
@@ -250,7 +280,7 @@ impl Connection {
                 log::debug!("{} - Write error: {e}", self.client.log_prefix());
                 return Err(Closing::new(CloseReason::WriteError, None));
             }
-            if let Some(limit) = self.shared.config.connection_limit() {
+            if let Some(limit) = self.shared.config().connection_limit() {
                 if self.shared.clients.len() > limit {
                     log::error!(
                         "{} - maximum connections exceeded",
@@ -269,7 +299,7 @@ impl Connection {
             return Ok(());
         }
         self.send(&info);
-        if let Some(limit) = self.shared.config.connection_limit() {
+        if let Some(limit) = self.shared.config().connection_limit() {
             // The registry already counts this client.
             if self.shared.clients.len() > limit {
                 log::error!(
@@ -301,6 +331,7 @@ impl Connection {
                         .unwrap_or(CloseReason::ClientClosed)
                 }
                 Ok(_) => {
+                    self.refresh_config();
                     if let Err(c) = self.process() {
                         return self.fail(c);
                     }
@@ -316,6 +347,7 @@ impl Connection {
                 }
             }
             self.publish_counters();
+            self.refresh_config();
             self.cache.refresh(&self.shared.sublist);
             if let Err(c) = self.check_ping() {
                 return self.fail(c);
@@ -379,7 +411,7 @@ impl Connection {
     fn handshake_deadline(&self) -> Instant {
         let timeout = self
             .shared
-            .config
+            .config()
             .tls
             .as_ref()
             .map_or(crate::config::DEFAULT_TLS_TIMEOUT, |t| {
@@ -689,7 +721,7 @@ impl Connection {
         match e {
             ParseError::MaxPayload { size } => log::error!(
                 "{p} - maximum payload exceeded: {size} vs {}",
-                self.shared.config.max_payload
+                self.limits.max_payload
             ),
             ParseError::UnknownOp => {
                 let snippet = String::from_utf8_lossy(&rest[..rest.len().min(32)]);
@@ -697,7 +729,7 @@ impl Connection {
             }
             ParseError::MaxControlLine => log::error!(
                 "{p} - maximum control line exceeded (max_control_line {})",
-                self.shared.config.max_control_line
+                self.limits.max_control_line
             ),
             ParseError::BadArgs(what) => log::error!("{p} - {what}"),
             ParseError::HeadersNotSupported => log::error!("{p} - message headers not supported"),
@@ -787,6 +819,7 @@ impl Connection {
         self.client.set_rtt_since_accept(Instant::now());
         self.parser.set_headers(self.opts.headers);
         self.client.set_headers(self.opts.headers);
+        self.client.set_async_info(self.opts.protocol >= 1);
         self.client
             .set_identity(&self.opts.name, &self.opts.lang, &self.opts.version);
         if self.opts.no_responders && !self.opts.headers {
@@ -811,7 +844,7 @@ impl Connection {
             }
             deny = perms.delivery_filter(subject);
         }
-        let limit = self.shared.config.max_subscriptions;
+        let limit = self.limits.max_subscriptions;
         let mut subs = self.client.subs.lock();
         // nats-server checks the limit before looking at the sid.
         if limit > 0 && subs.len() >= limit {
@@ -1092,10 +1125,10 @@ impl Connection {
             self.client.set_last_activity(now);
         }
         // (A read timeout never fires early, but allow for clock granularity.)
-        if now + std::time::Duration::from_millis(5) < self.next_ping_check {
+        if now + Duration::from_millis(5) < self.next_ping_check {
             return Ok(());
         }
-        let interval = self.shared.config.ping_interval;
+        let interval = self.limits.ping_interval;
         // `interval` is at most a year (config::MAX_DURATION); saturate anyway.
         self.next_ping_check = now.checked_add(interval).unwrap_or(now);
         if self.first_ping_pending {
@@ -1109,7 +1142,7 @@ impl Connection {
         {
             return Ok(()); // recent activity: no PING needed
         }
-        if self.pings_out + 1 > self.shared.config.effective_ping_max() {
+        if self.pings_out + 1 > self.limits.ping_max {
             log::debug!(
                 "{} - Stale Client Connection - Closing",
                 self.client.log_prefix()
@@ -1123,6 +1156,30 @@ impl Connection {
         self.ping_sent = Some(now);
         self.send_traced(protocol::PING, "PING");
         Ok(())
+    }
+
+    /// After a configuration reload (SIGHUP), takes the new limits, trace flag and ping
+    /// interval, as nats-server applies them to existing clients. One atomic load per read
+    /// otherwise.
+    fn refresh_config(&mut self) {
+        let generation = self.shared.config_generation();
+        if generation == self.config_generation {
+            return;
+        }
+        self.config_generation = generation;
+        let config = self.shared.config();
+        let old_interval = self.limits.ping_interval;
+        self.limits = Limits::of(&config);
+        self.trace = config.trace;
+        self.parser
+            .set_limits(self.limits.max_control_line, self.limits.max_payload);
+        if self.limits.ping_interval != old_interval && !self.first_ping_pending {
+            let now = Instant::now();
+            self.next_ping_check = now.checked_add(self.limits.ping_interval).unwrap_or(now);
+            let _ = self
+                .stream
+                .set_read_timeout(Some(self.limits.ping_interval));
+        }
     }
 
     /// Sends the closing `-ERR` (if any), and returns the reason.

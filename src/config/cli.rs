@@ -28,7 +28,7 @@ pub struct Cli {
     )]
     pub port: Option<i32>,
 
-    /// Configuration file (beaver's Config.toml format)
+    /// Configuration file: nats-server's format (FILE.conf) or beaver's Config.toml
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -58,6 +58,23 @@ pub struct Cli {
         value_name = "FILE"
     )]
     pub log: Option<PathBuf>,
+
+    /// Write the process id to FILE
+    #[arg(short = 'P', long = "pid", value_name = "FILE")]
+    pub pid: Option<PathBuf>,
+
+    /// Write <exe>_<pid>.ports (client and monitoring URLs, JSON) into DIR
+    #[arg(long = "ports_file_dir", value_name = "DIR")]
+    pub ports_file_dir: Option<PathBuf>,
+
+    /// JetStream storage directory (accepted and ignored: beaver has no JetStream; also -sd)
+    #[arg(long = "store_dir", value_name = "DIR")]
+    pub store_dir: Option<PathBuf>,
+
+    /// Send a signal to a running server and exit: ldm, stop, quit, term, reopen, reload;
+    /// `=PID` or `=PIDFILE` names the process (also -sl)
+    #[arg(long = "signal", value_name = "SIGNAL[=PID]")]
+    pub signal: Option<String>,
 
     /// Enable debug logging
     #[arg(short = 'D', long = "debug")]
@@ -117,7 +134,78 @@ pub struct Cli {
     pub tlscacert: Option<PathBuf>,
 }
 
+/// Long flags of nats-server written with one dash (Go's flag package accepts `-name` as
+/// well as `--name`), including its two-letter ones (`-sd`, `-sl`), which clap cannot
+/// declare as short flags. [`normalize_args`] rewrites them to `--name`.
+const SINGLE_DASH_LONG: &[(&str, &str)] = &[
+    ("sd", "store_dir"),
+    ("sl", "signal"),
+    ("store_dir", "store_dir"),
+    ("signal", "signal"),
+    ("pid", "pid"),
+    ("ports_file_dir", "ports_file_dir"),
+    ("addr", "addr"),
+    ("net", "net"),
+    ("port", "port"),
+    ("config", "config"),
+    ("name", "name"),
+    ("server_name", "server_name"),
+    ("http_port", "http_port"),
+    ("log", "log"),
+    ("log_file", "log_file"),
+    ("debug", "debug"),
+    ("trace", "trace"),
+    ("logtime", "logtime"),
+    ("writers", "writers"),
+    ("version", "version"),
+    ("help", "help"),
+];
+
+/// Rewrites nats-server's single-dash long flags (`-sd DIR`, `-sl ldm`,
+/// `-ports_file_dir=DIR`) into clap's `--name` form; everything else is left as it is.
+pub fn normalize_args<I: IntoIterator<Item = std::ffi::OsString>>(
+    args: I,
+) -> Vec<std::ffi::OsString> {
+    args.into_iter()
+        .map(|arg| {
+            let Some(s) = arg.to_str() else { return arg };
+            let Some(rest) = s.strip_prefix('-').filter(|r| !r.starts_with('-')) else {
+                return arg;
+            };
+            let (name, value) = match rest.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (rest, None),
+            };
+            match SINGLE_DASH_LONG.iter().find(|(short, _)| *short == name) {
+                Some((_, long)) => match value {
+                    Some(v) => format!("--{long}={v}").into(),
+                    None => format!("--{long}").into(),
+                },
+                None => arg,
+            }
+        })
+        .collect()
+}
+
 impl Cli {
+    /// Parses the process's arguments (after [`normalize_args`]); exits with a usage error
+    /// on bad flags.
+    pub fn from_env() -> Cli {
+        Cli::parse_from(normalize_args(std::env::args_os()))
+    }
+
+    /// Warnings about flags that are accepted and ignored, for the log.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if let Some(d) = &self.store_dir {
+            w.push(format!(
+                "--store_dir {}: beaver has no JetStream; ignored",
+                d.display()
+            ));
+        }
+        w
+    }
+
     /// Applies the flags that were given on top of `config`.
     pub(super) fn apply(&self, config: &mut Config) -> Result<(), ConfigError> {
         let bad = |flag: &str, msg: String| ConfigError {
@@ -149,6 +237,12 @@ impl Cli {
         }
         if let Some(l) = &self.log {
             config.logfile = Some(l.clone());
+        }
+        if let Some(p) = &self.pid {
+            config.pid_file = Some(p.clone());
+        }
+        if let Some(d) = &self.ports_file_dir {
+            config.ports_file_dir = Some(d.clone());
         }
         if self.debug {
             config.debug = true;
@@ -276,6 +370,42 @@ mod tests {
             .unwrap();
         assert_eq!(c.authorization.unwrap().token.as_deref(), Some("t"));
         assert!(c.tls.unwrap().verify);
+    }
+
+    #[test]
+    fn single_dash_long_flags() {
+        let args: Vec<std::ffi::OsString> = [
+            "beaver",
+            "-sd",
+            "/tmp/js",
+            "-sl=ldm=12",
+            "-ports_file_dir",
+            "/tmp",
+            "-DV",
+            "-p",
+            "-1",
+            "-pid",
+            "/tmp/p",
+            "-T=false",
+        ]
+        .iter()
+        .map(Into::into)
+        .collect();
+        let cli = Cli::try_parse_from(normalize_args(args)).unwrap();
+        assert_eq!(
+            cli.store_dir.as_deref(),
+            Some(std::path::Path::new("/tmp/js"))
+        );
+        assert_eq!(cli.signal.as_deref(), Some("ldm=12"));
+        assert_eq!(
+            cli.ports_file_dir.as_deref(),
+            Some(std::path::Path::new("/tmp"))
+        );
+        assert_eq!(cli.pid.as_deref(), Some(std::path::Path::new("/tmp/p")));
+        assert!(cli.debug && cli.trace);
+        assert_eq!(cli.port, Some(-1));
+        assert_eq!(cli.logtime, Some(false));
+        assert_eq!(cli.warnings().len(), 1);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Reading `Config.toml`: the schema, and turning it into [`Config`] with errors that name the
-//! key and line.
+//! The configuration file's schema ([`FileConfig`]) and turning it into [`Config`] with errors
+//! that name the key and line. `Config.toml` is read here; nats-server's format is read into
+//! the same [`FileConfig`] by [`super::natsfile`], and both go through [`apply`].
 
 use super::auth::check_permissions;
 use super::units::{duration_from_secs, parse_duration, parse_size};
@@ -10,23 +11,31 @@ use std::path::PathBuf;
 use std::time::Duration;
 use toml::Spanned;
 
-/// The file's keys: nats-server's option names, at top level. Every key is optional; unknown
-/// keys are an error (`deny_unknown_fields`), reported by the TOML parser with their line.
+/// The file's keys: nats-server's option names (and its aliases), at top level. Every key is
+/// optional; unknown keys are an error (`deny_unknown_fields`), reported with their line.
+/// `natsfile::BEAVER_KEYS` lists the same keys (a unit test keeps them in step).
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileConfig {
+    /// `host:port`, or a port alone (nats-server's `listen`).
+    listen: Option<Spanned<HostPort>>,
     host: Option<Spanned<String>>,
     /// nats-server's alias for `host`.
     net: Option<Spanned<String>>,
     port: Option<Spanned<i64>>,
     server_name: Option<Spanned<String>>,
+    /// Monitoring `host:port`, or a port alone (nats-server's `http`).
+    http: Option<Spanned<HostPort>>,
+    #[serde(alias = "monitor_port")]
     http_port: Option<Spanned<i64>>,
     http_host: Option<Spanned<String>>,
     max_closed_clients: Option<Spanned<i64>>,
     max_payload: Option<Spanned<Size>>,
     max_control_line: Option<Spanned<Size>>,
+    #[serde(alias = "max_conn")]
     max_connections: Option<Spanned<i64>>,
     max_pending: Option<Spanned<Size>>,
+    #[serde(alias = "max_subs")]
     max_subscriptions: Option<Spanned<i64>>,
     ping_interval: Option<Spanned<Seconds>>,
     ping_max: Option<Spanned<i64>>,
@@ -35,10 +44,16 @@ pub(super) struct FileConfig {
     debug: Option<bool>,
     trace: Option<bool>,
     logtime: Option<bool>,
+    #[serde(alias = "log_file")]
     logfile: Option<Spanned<String>>,
     authorization: Option<Spanned<FileAuthorization>>,
     no_auth_user: Option<Spanned<String>>,
     tls: Option<Spanned<FileTls>>,
+    #[serde(alias = "pidfile")]
+    pid_file: Option<Spanned<String>>,
+    ports_file_dir: Option<Spanned<String>>,
+    lame_duck_duration: Option<Spanned<Seconds>>,
+    lame_duck_grace_period: Option<Spanned<Seconds>>,
 }
 
 /// `[authorization]`: nats-server's `authorization` block.
@@ -46,6 +61,7 @@ pub(super) struct FileConfig {
 #[serde(deny_unknown_fields)]
 struct FileAuthorization {
     user: Option<String>,
+    #[serde(alias = "pass")]
     password: Option<String>,
     token: Option<String>,
     timeout: Option<Spanned<Seconds>>,
@@ -57,6 +73,7 @@ struct FileAuthorization {
 #[serde(deny_unknown_fields)]
 struct FileUser {
     user: String,
+    #[serde(alias = "pass")]
     password: String,
     permissions: Option<FilePermissions>,
 }
@@ -137,6 +154,51 @@ struct FileTls {
     timeout: Option<Spanned<Seconds>>,
 }
 
+/// `listen`/`http`: a port, or `host:port` (`[::1]:4222` for IPv6), as nats-server's
+/// `parseListen` accepts.
+pub(super) struct HostPort(Result<(Option<String>, i64), String>);
+
+impl<'de> Deserialize<'de> for HostPort {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = HostPort;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a port or \"host:port\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<HostPort, E> {
+                Ok(HostPort(Ok((None, v))))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<HostPort, E> {
+                Ok(HostPort(
+                    i64::try_from(v)
+                        .map(|v| (None, v))
+                        .map_err(|_| format!("{v} is too large")),
+                ))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<HostPort, E> {
+                Ok(HostPort(split_host_port(v)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Splits `host:port` like Go's `net.SplitHostPort` (an IPv6 host in brackets).
+fn split_host_port(v: &str) -> Result<(Option<String>, i64), String> {
+    let bad = || format!("could not parse address string {v:?}");
+    let (host, port) = v.rsplit_once(':').ok_or_else(bad)?;
+    let host = match host.strip_prefix('[') {
+        Some(h) => h.strip_suffix(']').ok_or_else(bad)?,
+        None if host.contains(':') => return Err(bad()),
+        None => host,
+    };
+    let port = port
+        .parse::<i64>()
+        .map_err(|_| format!("could not parse port {port:?}"))?;
+    Ok((Some(host.to_owned()), port))
+}
+
 /// A size: an integer number of bytes or a string with a suffix (`"1MB"`).
 pub(super) struct Size(Result<u64, String>);
 
@@ -192,7 +254,7 @@ impl<'de> Deserialize<'de> for Seconds {
     }
 }
 
-/// Parses `text` (the contents of `path`) and applies it on top of `config`.
+/// Parses `text` (the contents of `path`, in TOML) and applies it on top of `config`.
 pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<(), ConfigError> {
     let line_of = |span: std::ops::Range<usize>| text[..span.start].matches('\n').count() + 1;
     let file: FileConfig = toml::from_str(text).map_err(|e| {
@@ -215,9 +277,21 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
         };
         ConfigError { message }
     })?;
+    apply(config, file, &|span| {
+        format!("{path}: line {}", line_of(span))
+    })
+}
+
+/// Validates `file` and applies it on top of `config`. `locate` turns a value's span into
+/// `FILE: line N` for error messages.
+pub(super) fn apply(
+    config: &mut Config,
+    file: FileConfig,
+    locate: &dyn Fn(std::ops::Range<usize>) -> String,
+) -> Result<(), ConfigError> {
     // Builds "path: line N: key `k`: message".
     let err = |key: &str, span: std::ops::Range<usize>, msg: String| ConfigError {
-        message: format!("{path}: line {}: key `{key}`: {msg}", line_of(span)),
+        message: format!("{}: key `{key}`: {msg}", locate(span)),
     };
     macro_rules! int_in {
         ($key:literal, $v:expr, $lo:expr, $hi:expr) => {{
@@ -259,6 +333,40 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
         }};
     }
 
+    // `listen` first, so that `host` and `port` given too take precedence.
+    if let Some(v) = file.listen {
+        let span = v.span();
+        let (host, port) = v
+            .into_inner()
+            .0
+            .map_err(|m| err("listen", span.clone(), m))?;
+        if !(-1..=65535).contains(&port) {
+            return Err(err(
+                "listen",
+                span,
+                format!("port {port} is out of range (-1 to 65535)"),
+            ));
+        }
+        if let Some(h) = host {
+            config.host = h;
+        }
+        config.port = port as i32;
+    }
+    if let Some(v) = file.http {
+        let span = v.span();
+        let (host, port) = v.into_inner().0.map_err(|m| err("http", span.clone(), m))?;
+        if !(-1..=65535).contains(&port) {
+            return Err(err(
+                "http",
+                span,
+                format!("port {port} is out of range (-1 to 65535)"),
+            ));
+        }
+        if host.is_some() {
+            config.http_host = host;
+        }
+        config.http_port = port as i32;
+    }
     if let Some(v) = file.net {
         config.host = v.into_inner();
     }
@@ -436,12 +544,48 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
         }
         config.tls = Some(tls);
     }
+    if let Some(v) = file.pid_file {
+        config.pid_file = Some(PathBuf::from(v.into_inner()));
+    }
+    if let Some(v) = file.ports_file_dir {
+        config.ports_file_dir = Some(PathBuf::from(v.into_inner()));
+    }
+    if let Some(v) = file.lame_duck_duration {
+        let (d, span) = duration!("lame_duck_duration", v);
+        // nats-server's minimum.
+        if d < super::MIN_LAME_DUCK_DURATION {
+            return Err(err(
+                "lame_duck_duration",
+                span,
+                format!("invalid lame_duck_duration of {d:?}, minimum is 30 seconds"),
+            ));
+        }
+        config.lame_duck_duration = d;
+    }
+    let grace_span = file.lame_duck_grace_period.as_ref().map(|v| v.span());
+    if let Some(v) = file.lame_duck_grace_period {
+        let (d, _) = duration!("lame_duck_grace_period", v);
+        config.lame_duck_grace_period = d;
+    }
+    if let Some(span) = grace_span {
+        if config.lame_duck_grace_period >= config.lame_duck_duration {
+            return Err(err(
+                "lame_duck_grace_period",
+                span,
+                format!(
+                    "lame duck grace period ({:?}) should be strictly lower than lame duck \
+                     duration ({:?})",
+                    config.lame_duck_grace_period, config.lame_duck_duration
+                ),
+            ));
+        }
+    }
     // Cross-key rule from nats-server: a message must fit in a client's pending buffer.
     if config.max_payload > config.max_pending {
-        let at = max_payload_span.map_or(String::new(), |s| format!(" line {}:", line_of(s)));
+        let at = max_payload_span.map_or(String::new(), |s| format!("{}: ", locate(s)));
         return Err(ConfigError {
             message: format!(
-                "{path}:{at} key `max_payload`: max_payload ({}) cannot be higher than \
+                "{at}key `max_payload`: max_payload ({}) cannot be higher than \
                  max_pending ({})",
                 config.max_payload, config.max_pending
             ),

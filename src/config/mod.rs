@@ -1,5 +1,11 @@
-//! Configuration: defaults, `Config.toml` (`-c FILE`), and the command line, in that order of
-//! precedence (the command line wins).
+//! Configuration: defaults, a configuration file (`-c FILE`: beaver's `Config.toml`, or
+//! nats-server's own format), and the command line, in that order of precedence (the command
+//! line wins).
+//!
+//! Both file formats are read into the same schema (`file::FileConfig`) and validated by the
+//! same code (`file::apply`): `Config.toml` with the `toml` crate, nats-server's format with
+//! [`natsconf`] (the syntax) and `natsfile` (which of nats-server's keys beaver takes,
+//! ignores with a warning, or rejects).
 //!
 //! Key and flag names are nats-server's. Defaults are nats-server's too, and built in: beaver
 //! needs no file to start. The repository's `Config.toml` lists every key with its default
@@ -8,6 +14,8 @@
 mod auth;
 mod cli;
 mod file;
+pub mod natsconf;
+mod natsfile;
 pub mod units;
 
 pub use auth::{
@@ -26,6 +34,15 @@ pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Closed connections kept for monitoring by default (nats-server's
 /// `DEFAULT_MAX_CLOSED_CLIENTS`).
 pub const DEFAULT_MAX_CLOSED_CLIENTS: usize = 10_000;
+
+/// nats-server's default `lame_duck_duration`: clients are closed over 2 minutes.
+pub const DEFAULT_LAME_DUCK_DURATION: Duration = Duration::from_secs(120);
+
+/// nats-server's default `lame_duck_grace_period`: the wait before the first client is closed.
+pub const DEFAULT_LAME_DUCK_GRACE_PERIOD: Duration = Duration::from_secs(10);
+
+/// nats-server's smallest `lame_duck_duration` in a configuration file.
+pub const MIN_LAME_DUCK_DURATION: Duration = Duration::from_secs(30);
 
 /// Largest `max_payload` accepted (nats-server's `MAX_PAYLOAD_MAX_SIZE`, 64 MiB).
 pub const MAX_PAYLOAD_LIMIT: usize = 64 * 1024 * 1024;
@@ -85,6 +102,18 @@ pub struct Config {
     pub no_auth_user: Option<String>,
     /// TLS for client connections (`[tls]`, `--tls*`); `None`: plain TCP (the default).
     pub tls: Option<Tls>,
+    /// Write the process id to this file at start (`pid_file`, `-P`); like nats-server,
+    /// the file is left in place at exit.
+    pub pid_file: Option<PathBuf>,
+    /// Write `<exe>_<pid>.ports` (the client and monitoring URLs, as JSON) into this
+    /// directory once listening (`ports_file_dir`, `--ports_file_dir`); removed at exit.
+    pub ports_file_dir: Option<PathBuf>,
+    /// Lame-duck mode (SIGUSR2) closes the clients over this long (`lame_duck_duration`).
+    /// Default 2 minutes; at least 30 s in a file.
+    pub lame_duck_duration: Duration,
+    /// Lame-duck mode waits this long before it closes the first client
+    /// (`lame_duck_grace_period`). Default 10 s; less than `lame_duck_duration`.
+    pub lame_duck_grace_period: Duration,
 }
 
 impl Default for Config {
@@ -112,6 +141,10 @@ impl Default for Config {
             authorization: None,
             no_auth_user: None,
             tls: None,
+            pid_file: None,
+            ports_file_dir: None,
+            lame_duck_duration: DEFAULT_LAME_DUCK_DURATION,
+            lame_duck_grace_period: DEFAULT_LAME_DUCK_GRACE_PERIOD,
         }
     }
 }
@@ -134,16 +167,63 @@ impl std::error::Error for ConfigError {}
 impl Config {
     /// Defaults, then the `-c` file if given, then the command line.
     pub fn load(cli: &Cli) -> Result<Config, ConfigError> {
-        let mut config = Config::default();
-        if let Some(path) = &cli.config {
-            let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-                message: format!("cannot read config file {}: {e}", path.display()),
-            })?;
-            file::apply_file(&mut config, &path.display().to_string(), &text)?;
-        }
+        Self::load_with_warnings(cli).map(|(c, _)| c)
+    }
+
+    /// [`Config::load`], also returning the file's warnings (keys of nats-server's format
+    /// that beaver accepts and ignores), for the caller to log once logging is set up.
+    pub fn load_with_warnings(cli: &Cli) -> Result<(Config, Vec<String>), ConfigError> {
+        let (mut config, warnings) = match &cli.config {
+            Some(path) => Self::from_file(path)?,
+            None => (Config::default(), Vec::new()),
+        };
         cli.apply(&mut config)?;
         auth::validate(&config).map_err(|message| ConfigError { message })?;
-        Ok(config)
+        Ok((config, warnings))
+    }
+
+    /// Defaults, then the file at `path`: nats-server's format when the name ends in
+    /// `.conf`, `Config.toml`'s when it ends in `.toml`, otherwise TOML if the text is valid
+    /// TOML and nats-server's format if not. Returns the configuration and the warnings.
+    pub fn from_file(path: &std::path::Path) -> Result<(Config, Vec<String>), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            message: format!("cannot read config file {}: {e}", path.display()),
+        })?;
+        let mut config = Config::default();
+        let nats_format = match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("conf") => true,
+            Some(e) if e.eq_ignore_ascii_case("toml") => false,
+            _ => text.parse::<toml::Table>().is_err(),
+        };
+        let warnings = if nats_format {
+            let doc =
+                natsconf::parse_str(&text, path).map_err(|e| ConfigError { message: e.message })?;
+            natsfile::apply_document(&mut config, &doc)?
+        } else {
+            file::apply_file(&mut config, &path.display().to_string(), &text)?;
+            Vec::new()
+        };
+        Ok((config, warnings))
+    }
+
+    /// Applies an already parsed nats-server configuration on top of the defaults (for
+    /// fuzzing, and for callers that parse with [`natsconf`] themselves).
+    pub fn from_nats_document(
+        doc: &natsconf::Document,
+    ) -> Result<(Config, Vec<String>), ConfigError> {
+        let mut config = Config::default();
+        let warnings = natsfile::apply_document(&mut config, doc)?;
+        Ok((config, warnings))
+    }
+
+    /// Parses a text in nats-server's format on top of the defaults (includes are read
+    /// relative to the current directory). Returns the configuration and the warnings.
+    pub fn from_nats_conf(text: &str) -> Result<(Config, Vec<String>), ConfigError> {
+        let doc = natsconf::parse_str(text, std::path::Path::new("nats.conf"))
+            .map_err(|e| ConfigError { message: e.message })?;
+        let mut config = Config::default();
+        let warnings = natsfile::apply_document(&mut config, &doc)?;
+        Ok((config, warnings))
     }
 
     /// Parses a `Config.toml` text on top of the defaults (used by tests and `-t`).
@@ -263,6 +343,10 @@ mod tests {
             "key_file",
             "ca_file",
             "verify",
+            "pid_file",
+            "ports_file_dir",
+            "lame_duck_duration",
+            "lame_duck_grace_period",
         ] {
             assert!(
                 text.lines()

@@ -176,7 +176,7 @@ pub struct VarzExtras {
 
 /// Builds `/varz`.
 pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
-    let config = &shared.config;
+    let config = shared.config();
     let now = SystemTime::now();
     let totals = Totals::of(shared);
     let t = totals.traffic;

@@ -45,6 +45,9 @@ pub struct ServerInfo {
     pub client_id: u64,
     /// This connection's remote IP address.
     pub client_ip: String,
+    /// Lame-duck mode: the server will close this connection soon (async INFO only).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ldm: bool,
     /// beaver's own version.
     pub beaver_version: &'static str,
 }
@@ -151,6 +154,7 @@ mod tests {
             max_payload: 1048576,
             client_id: 7,
             client_ip: "127.0.0.1".into(),
+            ldm: false,
             beaver_version: "0.1.0",
         };
         let line = String::from_utf8(info.to_line()).unwrap();
@@ -179,6 +183,7 @@ mod tests {
             max_payload: 1048576,
             client_id: 1,
             client_ip: "127.0.0.1".into(),
+            ldm: false,
             beaver_version: "0.1.0",
         };
         let line = info.to_line();

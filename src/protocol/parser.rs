@@ -229,6 +229,12 @@ impl Parser {
         }
     }
 
+    /// Changes the limits (after a configuration reload); applies from the next operation.
+    pub fn set_limits(&mut self, max_control_line: usize, max_payload: usize) {
+        self.max_control_line = max_control_line;
+        self.max_payload = max_payload;
+    }
+
     /// Allows `HPUB` (set after a `CONNECT` with `"headers": true`).
     pub fn set_headers(&mut self, headers: bool) {
         self.headers = headers;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Starts the acceptor. It exits when the server is shutting down (woken by a connection
-/// the server makes to itself).
+/// Starts the acceptor. It exits when the server is shutting down or enters lame-duck mode
+/// (woken by a connection the server makes to itself).
 pub(super) fn spawn(shared: Arc<Shared>, listener: TcpListener) -> io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("beaver-acceptor".into())
@@ -22,7 +22,7 @@ fn run(shared: Arc<Shared>, listener: TcpListener) {
     loop {
         match listener.accept() {
             Ok((stream, addr)) => {
-                if shared.is_shutting_down() {
+                if shared.stops_accepting() {
                     return;
                 }
                 backoff = Duration::from_millis(10);
@@ -31,7 +31,7 @@ fn run(shared: Arc<Shared>, listener: TcpListener) {
                 }
             }
             Err(e) => {
-                if shared.is_shutting_down() {
+                if shared.stops_accepting() {
                     return;
                 }
                 if e.kind() == io::ErrorKind::Interrupted {

@@ -34,7 +34,7 @@ use crate::subjects::Sublist;
 use crate::writer::{Ready, WriterPool};
 use crossbeam_channel::Sender;
 use dashmap::DashMap;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -53,12 +53,22 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// State shared by every thread of one server.
 pub struct Shared {
-    /// The configuration the server started with.
-    pub config: Config,
     /// Client authentication, compiled from `config.authorization`.
     pub auth: crate::auth::Authenticator,
     /// The TLS server configuration, when `config.tls` is set.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The current configuration: the one the server started with, replaced by each
+    /// successful reload (SIGHUP). Read it with [`Shared::config`]. Readers cache what they
+    /// use per connection and refresh it when `config_generation` moves, so the message path
+    /// never takes this lock.
+    config: RwLock<Arc<Config>>,
+    /// Bumped (Release) after each reload; readers load it (Acquire) once per read to see
+    /// whether their cached limits are stale.
+    config_generation: AtomicU64,
+    /// Lame-duck mode has started: no new clients; INFO says `"ldm": true`.
+    lame_duck: AtomicBool,
+    /// `write_deadline` in nanoseconds, shared with the writer pool (see `set_config`).
+    write_deadline: Arc<AtomicU64>,
     /// The subscription table.
     pub sublist: Sublist<Subscription>,
     /// Connected clients by cid.
@@ -96,6 +106,39 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The current configuration (a snapshot: a reload does not change it).
+    pub fn config(&self) -> Arc<Config> {
+        self.config.read().clone()
+    }
+
+    /// Counts configuration reloads; see the field's docs.
+    pub fn config_generation(&self) -> u64 {
+        self.config_generation.load(Ordering::Acquire)
+    }
+
+    /// Installs a reloaded configuration (only its reloadable parts may differ; see
+    /// [`crate::reload`]).
+    pub fn set_config(&self, config: Config) {
+        // Relaxed: a setting; the writers read it when a write is stuck.
+        self.write_deadline.store(
+            duration_nanos(config.effective_write_deadline()),
+            Ordering::Relaxed,
+        );
+        *self.config.write() = Arc::new(config);
+        // Release: a reader that sees the new generation sees the new configuration.
+        self.config_generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Whether the acceptor must stop: shutdown or lame-duck mode has started.
+    pub fn stops_accepting(&self) -> bool {
+        self.is_shutting_down() || self.is_lame_duck()
+    }
+
+    /// Whether lame-duck mode has started.
+    pub fn is_lame_duck(&self) -> bool {
+        self.lame_duck.load(Ordering::Acquire)
+    }
+
     /// A new connection id.
     pub fn next_cid(&self) -> u64 {
         // Relaxed: only uniqueness matters.
@@ -168,19 +211,26 @@ impl Shared {
 
     /// The `INFO` line for `client`.
     pub fn info_line(&self, client: &Client) -> Vec<u8> {
+        self.info_line_with(client, false)
+    }
+
+    /// The `INFO` line for `client`, with `"ldm": true` when `ldm` (lame-duck mode).
+    pub fn info_line_with(&self, client: &Client, ldm: bool) -> Vec<u8> {
+        let config = self.config();
         ServerInfo {
             server_id: self.server_id.clone(),
             server_name: self.server_name.clone(),
             version: NATS_VERSION,
             proto: 1,
-            host: self.config.host.clone(),
+            host: config.host.clone(),
             port: self.local_addr.port(),
             headers: true,
             auth_required: self.auth.required(),
             tls_required: self.tls.is_some(),
-            max_payload: self.config.max_payload,
+            max_payload: config.max_payload,
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
+            ldm,
             beaver_version: VERSION,
         }
         .to_line()
@@ -268,12 +318,15 @@ impl Server {
             // nats-server's longest producer stall.
             max_wait: Duration::from_secs(1),
         };
+        let write_deadline = Arc::new(AtomicU64::new(duration_nanos(
+            config.effective_write_deadline(),
+        )));
         let writers = WriterPool::start(
             config.writer_threads(),
             ready_tx.clone(),
             ready_rx,
             pool.clone(),
-            config.effective_write_deadline(),
+            write_deadline.clone(),
         )?;
         let shared = Arc::new(Shared {
             server_name: config
@@ -296,7 +349,10 @@ impl Server {
             shutting_down: AtomicBool::new(false),
             auth,
             tls,
-            config,
+            config: RwLock::new(Arc::new(config)),
+            config_generation: AtomicU64::new(0),
+            lame_duck: AtomicBool::new(false),
+            write_deadline,
         });
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
         let mut server = Server {
@@ -334,6 +390,71 @@ impl Server {
         self.stop();
     }
 
+    /// Stops the acceptor and closes the listening socket (new connections are refused).
+    fn stop_accepting(&mut self) {
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = TcpStream::connect_timeout(
+                &wake_addr(self.shared.local_addr),
+                Duration::from_secs(1),
+            );
+            let _ = acceptor.join();
+        }
+    }
+
+    /// Lame-duck mode (SIGUSR2), as nats-server's `lameDuckMode`: stop accepting clients,
+    /// send every client that takes async INFO (CONNECT protocol 1) an `INFO` with
+    /// `"ldm": true`, wait `lame_duck_grace_period`, then close the clients one by one,
+    /// spread over the rest of `lame_duck_duration` (at most 1 s apart), and return; the
+    /// caller then shuts down. `interrupted` is polled during the waits: when it returns
+    /// true (SIGINT) the remaining waits are skipped.
+    pub fn lame_duck(&mut self, interrupted: &dyn Fn() -> bool) {
+        if self.shared.lame_duck.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        log::info!("Entering lame duck mode, stop accepting new clients");
+        self.stop_accepting();
+        let config = self.shared.config();
+        let clients: Vec<Arc<Client>> = self
+            .shared
+            .clients
+            .iter()
+            .map(|e| e.value().clone())
+            .collect();
+        if clients.is_empty() {
+            return;
+        }
+        for c in &clients {
+            if c.takes_async_info() {
+                let mut batch = self.shared.pool.take();
+                batch.push(&self.shared.info_line_with(c, true));
+                c.enqueue(batch, &self.shared.pool);
+            }
+        }
+        let grace = config.lame_duck_grace_period;
+        let spread = config
+            .lame_duck_duration
+            .checked_sub(grace)
+            .filter(|d| !d.is_zero())
+            .unwrap_or(Duration::from_secs(1));
+        // nats-server: one client per interval, the interval at most 1 s.
+        let interval = (spread / clients.len() as u32).min(Duration::from_secs(1));
+        if !wait_unless(grace, interrupted) {
+            return;
+        }
+        log::info!("Closing existing clients");
+        for (i, c) in clients.iter().enumerate() {
+            c.close(CloseReason::ServerShutdown);
+            if i + 1 < clients.len() {
+                // A random pause of at least half the interval, as nats-server.
+                let half = interval / 2;
+                let pause = half + half.mul_f64(fastrand::f64());
+                if !wait_unless(pause, interrupted) {
+                    return;
+                }
+            }
+        }
+    }
+
     fn stop(&mut self) {
         if self.shared.shutting_down.swap(true, Ordering::AcqRel) {
             return;
@@ -342,13 +463,7 @@ impl Server {
         if let Some(m) = self.monitor.take() {
             m.stop();
         }
-        if let Some(acceptor) = self.acceptor.take() {
-            let _ = TcpStream::connect_timeout(
-                &wake_addr(self.shared.local_addr),
-                Duration::from_secs(1),
-            );
-            let _ = acceptor.join();
-        }
+        self.stop_accepting();
         // (2) Close every client gracefully.
         let clients: Vec<Arc<Client>> = self
             .shared
@@ -392,6 +507,26 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A duration in nanoseconds, saturated (durations are at most a year: `MAX_DURATION`).
+fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Sleeps `d` in short steps; returns false early (without finishing) if `interrupted`.
+fn wait_unless(d: Duration, interrupted: &dyn Fn() -> bool) -> bool {
+    let end = Instant::now() + d;
+    loop {
+        if interrupted() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
     }
 }
 

@@ -31,6 +31,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{ErrorKind, IoSlice, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -153,7 +154,9 @@ struct Writer {
     pool: Arc<BatchPool>,
     retries: BinaryHeap<Retry>,
     seq: u64,
-    write_deadline: Duration,
+    /// `write_deadline` in nanoseconds, shared with the server so that a reload changes it.
+    /// Relaxed: a setting read when a write is stuck, publishing nothing else.
+    write_deadline: Arc<AtomicU64>,
 }
 
 impl WriterPool {
@@ -164,7 +167,7 @@ impl WriterPool {
         ready_tx: Sender<Ready>,
         ready_rx: Receiver<Ready>,
         pool: Arc<BatchPool>,
-        write_deadline: Duration,
+        write_deadline: Arc<AtomicU64>,
     ) -> std::io::Result<WriterPool> {
         let mut threads = Vec::with_capacity(n);
         for i in 0..n.max(1) {
@@ -175,7 +178,7 @@ impl WriterPool {
                 pool: pool.clone(),
                 retries: BinaryHeap::new(),
                 seq: 0,
-                write_deadline,
+                write_deadline: write_deadline.clone(),
             };
             threads.push(
                 std::thread::Builder::new()
@@ -334,13 +337,15 @@ impl Writer {
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                     let now = Instant::now();
                     let since = *st.blocked_since.get_or_insert(now);
-                    if now.duration_since(since) >= self.write_deadline {
+                    let deadline =
+                        Duration::from_nanos(self.write_deadline.load(Ordering::Relaxed));
+                    if now.duration_since(since) >= deadline {
                         if client.abort(CloseReason::SlowConsumerWriteDeadline) {
                             log::warn!(
                                 "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded \
                                  with {} bytes pending (client name {:?})",
                                 client.log_prefix(),
-                                self.write_deadline,
+                                deadline,
                                 client.pending_bytes(),
                                 client.name()
                             );
@@ -419,13 +424,15 @@ impl Writer {
                     Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                         let now = Instant::now();
                         let since = *st.blocked_since.get_or_insert(now);
-                        if now.duration_since(since) >= self.write_deadline {
+                        let deadline =
+                            Duration::from_nanos(self.write_deadline.load(Ordering::Relaxed));
+                        if now.duration_since(since) >= deadline {
                             if client.abort(CloseReason::SlowConsumerWriteDeadline) {
                                 log::warn!(
                                     "{} - Slow Consumer Detected: WriteDeadline of {:?} \
                                      exceeded with {} bytes pending (client name {:?})",
                                     client.log_prefix(),
-                                    self.write_deadline,
+                                    deadline,
                                     client.pending_bytes() + st.tls_out.len() - st.tls_off,
                                     client.name()
                                 );

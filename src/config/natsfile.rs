@@ -1,0 +1,347 @@
+//! nats-server's configuration format mapped onto beaver's configuration: which top-level
+//! keys beaver takes, which it accepts and ignores with a warning, and which are errors.
+//!
+//! The keys beaver takes go, under their nats-server names, through the same
+//! `file::FileConfig` and `file::apply` as `Config.toml`. Keys are matched
+//! case-insensitively, as nats-server does. A key that nats-server does not know either is
+//! an error naming it, its file, line and column (`nats.conf:2:1: unknown field "foo"`,
+//! nats-server's words), unless a `$reference` used it as a variable, which nats-server also
+//! allows.
+
+use super::file::{self, FileConfig};
+use super::natsconf::{Deserializer, Document, Entry, Value};
+use super::{Config, ConfigError};
+
+/// The keys beaver implements (with nats-server's aliases): `file::FileConfig`'s fields.
+pub(super) const BEAVER_KEYS: &[&str] = &[
+    "listen",
+    "host",
+    "net",
+    "port",
+    "server_name",
+    "http",
+    "http_port",
+    "monitor_port",
+    "http_host",
+    "max_closed_clients",
+    "max_payload",
+    "max_control_line",
+    "max_connections",
+    "max_conn",
+    "max_pending",
+    "max_subscriptions",
+    "max_subs",
+    "ping_interval",
+    "ping_max",
+    "write_deadline",
+    "writers",
+    "debug",
+    "trace",
+    "logtime",
+    "logfile",
+    "log_file",
+    "pid_file",
+    "pidfile",
+    "ports_file_dir",
+    "lame_duck_duration",
+    "lame_duck_grace_period",
+    "authorization",
+    "no_auth_user",
+    "tls",
+];
+
+/// Security keys that beaver will implement but does not yet (accounts): accepted with a
+/// warning and ignored. When one is implemented, move it to [`BEAVER_KEYS`] and add it to
+/// `file::FileConfig`.
+pub(super) const NOT_YET_KEYS: &[&str] = &["accounts"];
+
+/// nats-server 2.9.10's other top-level keys (`server/opts.go`, `processConfigFileLine`):
+/// features beaver does not have. Accepted with a warning and ignored.
+pub(super) const IGNORED_KEYS: &[&str] = &[
+    "client_advertise",
+    "trace_verbose",
+    "mappings",
+    "maps",
+    "disable_sublist_cache",
+    "no_sublist_cache",
+    "https",
+    "https_port",
+    "http_base_path",
+    "cluster",
+    "gateway",
+    "leaf",
+    "leafnodes",
+    "store_dir",
+    "storedir",
+    "jetstream",
+    "logfile_size_limit",
+    "log_size_limit",
+    "syslog",
+    "remote_syslog",
+    "prof_port",
+    "max_traced_msg_len",
+    "max_sub_tokens",
+    "max_subscription_tokens",
+    "ocsp",
+    "allow_non_tls",
+    "operator",
+    "operators",
+    "roots",
+    "root",
+    "root_operators",
+    "root_operator",
+    "resolver",
+    "account_resolver",
+    "accounts_resolver",
+    "resolver_tls",
+    "resolver_preload",
+    "resolver_pinned_accounts",
+    "system_account",
+    "system",
+    "no_system_account",
+    "no_system",
+    "no_sys_acc",
+    "no_header_support",
+    "trusted",
+    "trusted_keys",
+    "connect_error_reports",
+    "reconnect_error_reports",
+    "websocket",
+    "ws",
+    "mqtt",
+    "server_tags",
+    "default_js_domain",
+];
+
+/// What beaver does with one top-level key of a nats-server file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KeyKind {
+    /// Implemented: read into the configuration.
+    Beaver,
+    /// Authorization, accounts or TLS: not implemented yet, warned about.
+    NotYet,
+    /// A nats-server feature beaver lacks: warned about.
+    Ignored,
+    /// Not a nats-server key.
+    Unknown,
+}
+
+/// Classifies a top-level key (already lowercased).
+pub(super) fn classify(key: &str) -> KeyKind {
+    if BEAVER_KEYS.contains(&key) {
+        KeyKind::Beaver
+    } else if NOT_YET_KEYS.contains(&key) {
+        KeyKind::NotYet
+    } else if IGNORED_KEYS.contains(&key) {
+        KeyKind::Ignored
+    } else {
+        KeyKind::Unknown
+    }
+}
+
+/// nats-server's aliases, mapped to the name `file::FileConfig` uses.
+fn canonical(key: &str) -> &str {
+    match key {
+        "net" => "host",
+        "monitor_port" => "http_port",
+        "max_conn" => "max_connections",
+        "max_subs" => "max_subscriptions",
+        "log_file" => "logfile",
+        "pidfile" => "pid_file",
+        other => other,
+    }
+}
+
+/// Applies a parsed nats-server configuration on top of `config`; returns the warnings (one
+/// per key accepted and ignored).
+pub(super) fn apply_document(
+    config: &mut Config,
+    doc: &Document,
+) -> Result<Vec<String>, ConfigError> {
+    let mut warnings = Vec::new();
+    let mut unknown = Vec::new();
+    let mut taken: Vec<Entry> = Vec::new();
+    for e in &doc.root {
+        let key = e.key.to_ascii_lowercase();
+        let at = doc.position(e.key_at);
+        match classify(&key) {
+            KeyKind::Beaver => {
+                // One name per option, and a key given twice (`HOST` and `host`, `net` and
+                // `host`) takes its last value, as nats-server's map of options does.
+                let key = canonical(&key).to_owned();
+                // nats-server still takes a number of seconds here, with this warning.
+                if matches!(key.as_str(), "ping_interval" | "write_deadline")
+                    && matches!(e.value.value, Value::Integer(_) | Value::Float(_))
+                {
+                    warnings.push(format!(
+                        "{at}: invalid use of field {key:?}: {key} should be converted to a \
+                         duration"
+                    ));
+                }
+                taken.retain(|t| t.key != key);
+                taken.push(Entry { key, ..e.clone() });
+            }
+            KeyKind::NotYet => warnings.push(format!(
+                "{at}: {key:?} is not supported yet and is ignored (beaver has no \
+                 authentication, accounts or TLS yet)"
+            )),
+            KeyKind::Ignored => warnings.push(format!(
+                "{at}: {key:?} is a nats-server feature beaver does not have; ignored"
+            )),
+            KeyKind::Unknown if e.used => {}
+            KeyKind::Unknown => unknown.push(format!("{at}: unknown field {:?}", e.key)),
+        }
+    }
+    if !unknown.is_empty() {
+        return Err(ConfigError {
+            message: unknown.join("\n"),
+        });
+    }
+    let de = Deserializer::new();
+    let file: FileConfig = de.entries(&taken).map_err(|e| {
+        let at = e.at.map_or_else(String::new, |l| {
+            let file = doc
+                .files
+                .get(l.file)
+                .map_or_else(String::new, |p| p.display().to_string());
+            format!("{file}: line {}: ", l.line)
+        });
+        let key = e.key.map_or_else(String::new, |k| format!("key `{k}`: "));
+        ConfigError {
+            message: format!("{at}{key}{}", e.message),
+        }
+    })?;
+    let locate = |span: std::ops::Range<usize>| match de.location(span) {
+        Some(l) => {
+            let file = doc
+                .files
+                .get(l.file)
+                .map_or_else(String::new, |p| p.display().to_string());
+            format!("{file}: line {}", l.line)
+        }
+        None => "?".into(),
+    };
+    file::apply(config, file, &locate)?;
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn key_lists_match_the_schema() {
+        // serde lists FileConfig's fields (not aliases) in its unknown-field message.
+        let err = toml::from_str::<FileConfig>("zz_not_a_key = 1")
+            .err()
+            .map(|e| e.to_string());
+        let err = err.unwrap_or_default();
+        let fields: Vec<&str> = err.split('`').skip(3).step_by(2).collect();
+        assert!(fields.len() > 10, "{err}");
+        for f in &fields {
+            assert_eq!(
+                classify(f),
+                KeyKind::Beaver,
+                "FileConfig field {f} missing from BEAVER_KEYS"
+            );
+        }
+        for k in BEAVER_KEYS {
+            let doc =
+                crate::config::natsconf::parse_str(&format!("{k}: {{}}\n"), "x.conf".as_ref())
+                    .unwrap();
+            let e = Deserializer::new().entries::<FileConfig>(&doc.root).err();
+            let msg = e.map(|e| e.message).unwrap_or_default();
+            assert!(!msg.contains("unknown field"), "{k}: {msg}");
+        }
+        for k in NOT_YET_KEYS.iter().chain(IGNORED_KEYS) {
+            assert_eq!(
+                classify(k),
+                if NOT_YET_KEYS.contains(k) {
+                    KeyKind::NotYet
+                } else {
+                    KeyKind::Ignored
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn nats_conf_maps_onto_the_same_config_as_toml() {
+        let (conf, warnings) = Config::from_nats_conf(concat!(
+            "listen: 127.0.0.1:4333\n",
+            "server_name: n1\n",
+            "http: \"127.0.0.1:8333\"\n",
+            "max_payload: 2MB\n",
+            "max_pending: 64MB\n",
+            "max_conn: 100\n",
+            "max_subs: 10\n",
+            "ping_interval: \"30s\"\n",
+            "PING_MAX = 3\n",
+            "write_deadline: \"2s\"\n",
+            "debug: true\ntrace: off\nlogtime: no\n",
+            "log_file: /tmp/b.log\npidfile: /tmp/b.pid\nports_file_dir: /tmp\n",
+            "lame_duck_duration: \"30s\"\nlame_duck_grace_period: \"1s\"\n",
+            "jetstream { store_dir: /tmp/js }\n",
+            "authorization { token: s3cr3t }\n",
+        ))
+        .unwrap();
+        let toml = Config::from_toml(concat!(
+            "host = \"127.0.0.1\"\nport = 4333\nserver_name = \"n1\"\n",
+            "http_host = \"127.0.0.1\"\nhttp_port = 8333\n",
+            "max_payload = \"2MB\"\nmax_pending = \"64MB\"\nmax_connections = 100\n",
+            "max_subscriptions = 10\nping_interval = \"30s\"\nping_max = 3\n",
+            "write_deadline = \"2s\"\ndebug = true\ntrace = false\nlogtime = false\n",
+            "logfile = \"/tmp/b.log\"\npid_file = \"/tmp/b.pid\"\nports_file_dir = \"/tmp\"\n",
+            "lame_duck_duration = \"30s\"\nlame_duck_grace_period = \"1s\"\n",
+            "[authorization]\ntoken = \"s3cr3t\"\n",
+        ))
+        .unwrap();
+        assert_eq!(conf, toml);
+        assert_eq!(conf.lame_duck_grace_period, Duration::from_secs(1));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("\"jetstream\"") && warnings[0].contains("nats.conf:19:1"));
+    }
+
+    #[test]
+    fn errors_name_the_key_and_line() {
+        let e = Config::from_nats_conf("port: 1\nfoo: 1\nbar = 2\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "nats.conf:2:1: unknown field \"foo\"\nnats.conf:3:1: unknown field \"bar\""
+        );
+        // Seconds as a number are taken, with nats-server's warning.
+        let (c, w) = Config::from_nats_conf("ping_interval: 30\n").unwrap();
+        assert_eq!(c.ping_interval, Duration::from_secs(30));
+        assert_eq!(
+            w,
+            [
+                "nats.conf:1:1: invalid use of field \"ping_interval\": ping_interval should be \
+              converted to a duration"
+            ]
+        );
+        // A key used as a variable is not unknown.
+        Config::from_nats_conf("SIZE: 2MB\nmax_payload: $SIZE\n").unwrap();
+        let e = Config::from_nats_conf("port: 1\n\nport: 70000\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "nats.conf: line 3: key `port`: 70000 is out of range (-1 to 65535)"
+        );
+        let e = Config::from_nats_conf("debug: 1\n").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("nats.conf: line 1: key `debug`: invalid type"),
+            "{e}"
+        );
+        let e = Config::from_nats_conf("\nping_interval: \"soon\"\n").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("nats.conf: line 2: key `ping_interval`"),
+            "{e}"
+        );
+        let e = Config::from_nats_conf("lame_duck_duration: \"10s\"\n").unwrap_err();
+        assert!(e.message.contains("minimum is 30 seconds"), "{e}");
+        let e = Config::from_nats_conf("listen: \"nope\"\n").unwrap_err();
+        assert!(e.message.contains("key `listen`"), "{e}");
+    }
+}
