@@ -1125,11 +1125,21 @@ fn signal_without_a_running_server_is_an_error() {
 
 #[cfg(windows)]
 #[test]
-fn signal_is_not_supported_on_windows_yet() {
-    let out = run(&["--signal", "reload=1"]);
+fn signal_errors_on_windows() {
+    // No process listens for this pid's events.
+    let out = run(&["--signal", "reload=4294967295"]);
     assert_eq!(out.code(), Some(1), "{}", out.stderr);
     assert!(
-        out.stderr.contains("not supported on Windows yet"),
+        out.stderr
+            .contains("no beaver process 4294967295 to signal"),
+        "{}",
+        out.stderr
+    );
+    // Windows needs the process named: there is no pgrep.
+    let out = run(&["--signal", "reload"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--signal COMMAND=PID"),
         "{}",
         out.stderr
     );

@@ -1,11 +1,12 @@
 //! beaver driven the way client test suites drive nats-server: started with
 //! `-a 127.0.0.1 -p -1 --ports_file_dir DIR -c FILE.conf -l FILE -P FILE -m PORT`, waited for
 //! through the ports file, the log file's "Server is ready" and `/varz` answering 200, used
-//! by a real client (async-nats), then signalled: SIGHUP / `--signal reload` (reload),
-//! SIGUSR1 / `--signal reopen` (log rotation), SIGUSR2 (lame-duck mode) until it exits.
+//! by a real client (async-nats), then signalled with `--signal reload|reopen|ldm=PIDFILE`
+//! until it exits. On Unix that sends SIGHUP, SIGUSR1 and SIGUSR2; on Windows it sets the
+//! server's named events (see `src/signals/windows.rs`), so the same test runs there, with
+//! Windows paths (backslashes) in `-c`, `-l`, `-P` and `--ports_file_dir`.
 //!
 //! Every wait is bounded by [`WAIT`]; nothing sleeps to synchronise.
-#![cfg(unix)]
 
 mod common;
 
@@ -19,6 +20,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_beaver");
+
+/// The ports file beaver writes into `dir`: `<exe>_<pid>.ports`, where `<exe>` is the file
+/// name it was started as, as nats-server names it (`beaver.exe_<pid>.ports` on Windows).
+fn ports_file_in(dir: &Path, pid: u32) -> PathBuf {
+    let exe = Path::new(BIN)
+        .file_name()
+        .expect("the binary has a file name");
+    dir.join(format!("{}_{pid}.ports", exe.to_string_lossy()))
+}
 
 /// Polls `f` until it returns `Some`, for at most [`WAIT`].
 fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
@@ -72,8 +82,9 @@ struct Harness {
 
 impl Harness {
     fn start(conf_text: &str) -> Harness {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "harness-{}-{}",
+        // The system's temporary directory: on Windows a path with backslashes.
+        let dir = std::env::temp_dir().join(format!(
+            "beaver-harness-{}-{}",
             std::process::id(),
             fastrand::u32(..)
         ));
@@ -97,7 +108,7 @@ impl Harness {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn beaver");
-        let ports_file = dir.join(format!("beaver_{}.ports", child.id()));
+        let ports_file = ports_file_in(&dir, child.id());
         Harness {
             dir,
             child,
@@ -248,17 +259,13 @@ async fn started_waited_for_and_signalled_like_nats_server() {
     signal(&format!("reopen={}", h.pid_file.display()));
     h.wait_log("File log re-opened");
 
-    // Lame-duck mode (SIGUSR2): a raw client that sent CONNECT protocol 1 gets an INFO with
+    // Lame-duck mode (SIGUSR2, `--signal ldm`): a raw client that sent CONNECT protocol 1 gets an INFO with
     // "ldm": true and is closed; async-nats reports lame-duck mode; the server exits 0,
     // removes the ports file and keeps the pid file (as nats-server does).
     let mut raw = Raw::connect(port);
     let frames = raw.exchange(b"CONNECT {\"verbose\":false,\"protocol\":1}\r\n");
     assert!(frames.iter().all(|f| *f == Frame::Pong), "{frames:?}");
-    let kill = Command::new("kill")
-        .args(["-USR2", &h.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    signal(&format!("ldm={}", h.pid_file.display()));
     let frames = raw.until_closed();
     let ldm = frames.iter().find_map(|f| match f {
         Frame::Info(json) => serde_json::from_str::<serde_json::Value>(json).ok(),
@@ -336,7 +343,7 @@ fn ipv6_loopback_with_a_ports_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let ports_file = dir.join(format!("beaver_{}.ports", child.id()));
+    let ports_file = ports_file_in(&dir, child.id());
     let ports: serde_json::Value = wait_for("the ports file", || {
         serde_json::from_str(&std::fs::read_to_string(&ports_file).ok()?).ok()
     });
@@ -344,7 +351,12 @@ fn ipv6_loopback_with_a_ports_file() {
     assert!(url.starts_with("nats://[::1]:"), "{ports}");
     assert!(ports.get("monitoring").is_none(), "{ports}");
     let port: u16 = url.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap();
-    let mut s = TcpStream::connect(("::1", port)).unwrap();
+    // A socket address, not ("::1", port): no name resolution (Wine resolves "::1" oddly).
+    let mut s = TcpStream::connect(std::net::SocketAddr::from((
+        std::net::Ipv6Addr::LOCALHOST,
+        port,
+    )))
+    .unwrap();
     s.set_read_timeout(Some(WAIT)).unwrap();
     let mut buf = [0; 5];
     s.read_exact(&mut buf).unwrap();
@@ -415,4 +427,22 @@ fn ports_file_matches_nats_servers() {
         let ours = ports_file_of(BIN, "beaver", host).expect("beaver's ports file");
         assert_eq!(ours, theirs, "-a {host}");
     }
+}
+
+/// On Windows, `--signal stop=PID` (and `quit`) stop the server gracefully: it exits 0
+/// (nats-server's `stop` is SIGKILL on Unix, which Windows has no equivalent of to send).
+#[cfg(windows)]
+#[test]
+fn signal_stop_exits_cleanly_on_windows() {
+    let mut h = Harness::start("server_name: stopper\n");
+    let _ = h.ports();
+    h.wait_log("Server is ready");
+    signal(&format!("stop={}", h.child.id()));
+    let status = h.wait_exit();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(
+        h.log_text().contains("Server Exiting.."),
+        "{}",
+        h.log_text()
+    );
 }

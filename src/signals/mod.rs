@@ -3,8 +3,9 @@
 //!
 //! On Unix (`signal-hook`), as nats-server: SIGINT and SIGTERM stop, SIGUSR2 enters
 //! lame-duck mode, SIGHUP reloads the configuration file, SIGUSR1 reopens the log file. On
-//! Windows (`ctrlc`), Ctrl-C or closing the console stops; the other requests do not exist
-//! there yet.
+//! Windows, Ctrl-C or closing the console stops (`ctrlc`), and `beaver --signal
+//! COMMAND=PID` from another console asks for any of them through named events (see the
+//! `windows` module).
 //!
 //! The handlers only set flags (the one thing a signal handler may safely do) and the main
 //! thread polls them. Polling ten times a second costs nothing and cannot fail the way a
@@ -106,7 +107,8 @@ impl Signals {
     fn register(&self) -> std::io::Result<()> {
         let stop = self.flag(Request::Interrupt).clone();
         ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
-            .map_err(|e| std::io::Error::other(e.to_string()))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        windows::listen(|r| self.flag(r).clone())
     }
 }
 
@@ -202,12 +204,11 @@ mod platform {
 }
 
 #[cfg(windows)]
-mod platform {
-    /// Not available on Windows yet (nats-server controls its Windows service instead).
-    pub(super) fn send(_command: &str, _pid: Option<&str>) -> Result<(), String> {
-        Err("--signal is not supported on Windows yet".into())
-    }
-}
+#[allow(unsafe_code)] // Win32 calls; see the module docs.
+mod windows;
+
+#[cfg(windows)]
+use windows as platform;
 
 #[cfg(test)]
 mod tests {
