@@ -24,6 +24,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod account;
 pub mod auth;
 pub mod client;
 pub mod config;

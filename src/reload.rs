@@ -4,7 +4,7 @@
 //!
 //! All or nothing, as nats-server: if any option that cannot change while running differs
 //! (the listen address, the server name, monitoring, `max_pending`, `max_subscriptions`,
-//! lame-duck timings, beaver's `writers`), nothing is applied and the error names it
+//! lame-duck timings, beaver's `writers`; authorization, accounts and TLS), nothing is applied and the error names it
 //! (`config reload not supported for Port: old=4222, new=4333`). Otherwise every changed
 //! option takes effect and is logged (`Reloaded: debug = true`), then
 //! `Reloaded server configuration`:
@@ -84,6 +84,13 @@ fn check_fixed(old: &Config, new: &Config) -> Result<(), String> {
         return Err(
             "config reload not supported for Authorization: restart the server to \
                     change users, passwords, tokens, permissions or no_auth_user"
+                .into(),
+        );
+    }
+    if old.accounts != new.accounts {
+        return Err(
+            "config reload not supported for Accounts: restart the server to change \
+                    accounts, their users or their permissions"
                 .into(),
         );
     }

@@ -1,21 +1,25 @@
 //! Authentication: who may connect, checked at each `CONNECT` (nats-server's
 //! `checkAuthentication` for clients, in its order).
 //!
-//! - **Users** (`authorization.users`): the `user` in `CONNECT` picks the entry (or, with no
-//!   credentials at all, `no_auth_user` does), then its password is compared.
+//! - **Users** (`authorization.users`, and the `users` of each account): the `user` in
+//!   `CONNECT` picks the entry (or, with no credentials at all, `no_auth_user` does), then
+//!   its password is compared. Users of `authorization` are in the global account `$G`,
+//!   those of an account in that account.
 //! - **Token** (`token`, `--auth`): `auth_token` is compared.
 //! - **Single user** (`user`/`password`, `--user`/`--pass`): both compared.
 //!
 //! Secrets that look like bcrypt hashes (`$2a$`, `$2b$`, `$2x$`, `$2y$` and a two-digit cost,
 //! nats-server's test) are checked with bcrypt; plain ones are compared in constant time.
 //! Neither is ever logged. The outcome is a [`Login`]: the authorized user's name (shown by
-//! `/connz?auth=1`) and, for users with permissions, the compiled [`Permissions`].
+//! `/connz?auth=1`), the [`Account`] the client is in, and, for users with permissions, the
+//! compiled [`Permissions`].
 
 pub mod permissions;
 pub mod tls;
 
 pub use permissions::{PermissionSet, Permissions, PubCache};
 
+use crate::account::{Account, Accounts};
 use crate::config::Config;
 use crate::protocol::ConnectOptions;
 use rustc_hash::FxHashMap;
@@ -94,9 +98,11 @@ struct UserEntry {
     name: String,
     password: Secret,
     permissions: Option<Arc<Permissions>>,
+    /// The account the user logs in to.
+    account: Arc<Account>,
 }
 
-/// How clients authenticate.
+/// How clients authenticate. Every mode but `Users` logs in to the global account.
 #[derive(Debug)]
 enum Mode {
     /// No authentication.
@@ -117,16 +123,20 @@ enum Mode {
 pub struct Authenticator {
     mode: Mode,
     timeout: Duration,
+    /// `$G`: the account of every login but those of account users.
+    global: Arc<Account>,
 }
 
 /// A successful authentication.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Login {
     /// The authorized user's name (nats-server's `getRawAuthUser`: the user name, or the
     /// token for token authentication; empty when no authentication is configured).
     pub user: String,
     /// The user's permissions; `None` allows everything.
     pub permissions: Option<Arc<Permissions>>,
+    /// The account the client is in from now on (`$G` unless the user is an account's).
+    pub account: Arc<Account>,
 }
 
 /// A failed authentication: what nats-server logs (`authentication error`, with
@@ -135,45 +145,59 @@ pub struct Login {
 pub struct AuthError(pub String);
 
 impl Authenticator {
-    /// Compiles the `authorization` settings (and `no_auth_user`) of `config`.
-    pub fn new(config: &Config) -> Authenticator {
-        let Some(a) = config.authorization.as_ref().filter(|a| a.is_enabled()) else {
-            return Authenticator {
-                mode: Mode::None,
-                timeout: crate::config::DEFAULT_AUTH_TIMEOUT,
+    /// Compiles the `authorization` settings, the accounts' users and `no_auth_user` of
+    /// `config`; `accounts` is the server's registry (built from the same `config`).
+    pub fn new(config: &Config, accounts: &Accounts) -> Authenticator {
+        let global = accounts.global().clone();
+        let auth = config.authorization.as_ref().filter(|a| a.is_enabled());
+        let timeout = auth.map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| {
+            a.effective_timeout()
+        });
+        let entry = |u: &crate::config::User, account: &Arc<Account>| {
+            let entry = UserEntry {
+                name: u.user.clone(),
+                password: Secret::new(&u.password),
+                permissions: u
+                    .permissions
+                    .as_ref()
+                    .map(|p| Arc::new(Permissions::new(p))),
+                account: account.clone(),
             };
+            (u.user.clone(), Arc::new(entry))
         };
-        let mode = if !a.users.is_empty() {
-            let users = a
-                .users
-                .iter()
-                .map(|u| {
-                    let entry = UserEntry {
-                        name: u.user.clone(),
-                        password: Secret::new(&u.password),
-                        permissions: u
-                            .permissions
-                            .as_ref()
-                            .map(|p| Arc::new(Permissions::new(p))),
-                    };
-                    (u.user.clone(), Arc::new(entry))
-                })
-                .collect();
+        let mut users: FxHashMap<String, Arc<UserEntry>> = auth
+            .iter()
+            .flat_map(|a| a.users.iter())
+            .map(|u| entry(u, &global))
+            .collect();
+        for a in &config.accounts {
+            // The registry was built from the same configuration.
+            let Some(account) = accounts.get(&a.name) else {
+                continue;
+            };
+            users.extend(a.users.iter().map(|u| entry(u, account)));
+        }
+        let mode = if !users.is_empty() {
             Mode::Users {
                 users,
                 no_auth_user: config.no_auth_user.clone(),
             }
-        } else if let Some(t) = &a.token {
-            Mode::Token(Secret::new(t))
-        } else {
-            Mode::Single {
-                user: a.user.clone().unwrap_or_default(),
-                password: Secret::new(a.password.as_deref().unwrap_or("")),
+        } else if let Some(a) = auth {
+            if let Some(t) = &a.token {
+                Mode::Token(Secret::new(t))
+            } else {
+                Mode::Single {
+                    user: a.user.clone().unwrap_or_default(),
+                    password: Secret::new(a.password.as_deref().unwrap_or("")),
+                }
             }
+        } else {
+            Mode::None
         };
         Authenticator {
             mode,
-            timeout: a.effective_timeout(),
+            timeout,
+            global,
         }
     }
 
@@ -224,13 +248,10 @@ impl Authenticator {
     /// Checks the credentials of a `CONNECT`.
     pub fn authenticate(&self, opts: &ConnectOptions) -> Result<Login, AuthError> {
         match &self.mode {
-            Mode::None => Ok(Login::default()),
+            Mode::None => Ok(self.global_login(String::new())),
             Mode::Token(token) => {
                 if token.verify(&opts.auth_token) {
-                    Ok(Login {
-                        user: opts.auth_token.clone(),
-                        permissions: None,
-                    })
+                    Ok(self.global_login(opts.auth_token.clone()))
                 } else {
                     Err(AuthError("authentication error".into()))
                 }
@@ -240,10 +261,7 @@ impl Authenticator {
                 let user_ok = constant_time_eq(user.as_bytes(), opts.user.as_bytes());
                 let pass_ok = password.verify(&opts.pass);
                 if user_ok && pass_ok {
-                    Ok(Login {
-                        user: user.clone(),
-                        permissions: None,
-                    })
+                    Ok(self.global_login(user.clone()))
                 } else {
                     Err(AuthError("authentication error".into()))
                 }
@@ -273,10 +291,27 @@ impl Authenticator {
     }
 }
 
+impl Authenticator {
+    /// A login to `$G` without permissions.
+    fn global_login(&self, user: String) -> Login {
+        Login {
+            user,
+            permissions: None,
+            account: self.global.clone(),
+        }
+    }
+
+    /// The login of a client that has not authenticated (yet): `$G`, no user.
+    pub fn anonymous(&self) -> Login {
+        self.global_login(String::new())
+    }
+}
+
 fn login_of(u: &UserEntry) -> Login {
     Login {
         user: u.name.clone(),
         permissions: u.permissions.clone(),
+        account: u.account.clone(),
     }
 }
 
@@ -350,7 +385,7 @@ mod tests {
              [\"x\"] }} }}]\n"
         ))
         .unwrap();
-        let a = Authenticator::new(&config);
+        let a = Authenticator::new(&config, &Accounts::new(&config));
         assert!(a.required());
         assert_eq!(
             a.authenticate(&opts("alice", "s3cret", "")).unwrap().user,
@@ -367,12 +402,12 @@ mod tests {
         assert_eq!(a.no_auth_login().unwrap().user, "bob");
 
         let config = Config::from_toml("[authorization]\ntoken = \"t0k\"\n").unwrap();
-        let a = Authenticator::new(&config);
+        let a = Authenticator::new(&config, &Accounts::new(&config));
         assert!(a.authenticate(&opts("", "", "t0k")).is_ok());
         assert!(a.authenticate(&opts("", "", "t0")).is_err());
         assert!(a.has_plain_passwords());
 
-        let a = Authenticator::new(&Config::default());
+        let a = Authenticator::new(&Config::default(), &Accounts::new(&Config::default()));
         assert!(!a.required());
         assert!(a.authenticate(&opts("x", "y", "")).is_ok());
     }

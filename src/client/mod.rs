@@ -304,6 +304,11 @@ pub struct Client {
     /// Name, lang and version from `CONNECT`, for logs and monitoring (set by the reader,
     /// read by other threads when they log about this client).
     identity: Mutex<Identity>,
+    /// The account the client is in: `$G` until a user of another account logs in. Set by
+    /// the reader at its first login (a client never changes accounts afterwards, and has
+    /// no subscription before it); read by monitoring. The reader keeps its own clone for
+    /// the message path, which never takes this lock.
+    account: Mutex<Arc<crate::account::Account>>,
     /// Counters.
     pub stats: ClientStats,
     /// `max_pending` in bytes: a batch that would push the queue past it closes the client
@@ -321,6 +326,8 @@ const OPEN: u8 = 0;
 
 impl Client {
     /// Creates the shared state for an accepted connection. `stream` is the writers' clone.
+    // One caller (the acceptor's `spawn`); a parameter struct would only rename the list.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         cid: u64,
         addr: SocketAddr,
@@ -329,6 +336,7 @@ impl Client {
         max_pending: usize,
         departed: Arc<ClientStats>,
         tls: Option<rustls::ServerConnection>,
+        account: Arc<crate::account::Account>,
     ) -> Self {
         Client {
             cid,
@@ -349,6 +357,7 @@ impl Client {
             async_info: AtomicBool::new(false),
             subs: Mutex::new(FxHashMap::default()),
             identity: Mutex::new(Identity::default()),
+            account: Mutex::new(account),
             stats: ClientStats::default(),
             max_pending,
             tls: tls.map(Mutex::new),
@@ -373,6 +382,16 @@ impl Client {
         if id.user != user {
             id.user = user.to_owned();
         }
+    }
+
+    /// The account the client is in (`$G` unless it logged in as a user of an account).
+    pub fn account(&self) -> Arc<crate::account::Account> {
+        self.account.lock().clone()
+    }
+
+    /// Records the account the client logged in to.
+    pub(crate) fn set_account(&self, account: &Arc<crate::account::Account>) {
+        *self.account.lock() = account.clone();
     }
 
     /// The negotiated TLS version and cipher suite (Go's names), empty without TLS.

@@ -25,6 +25,7 @@
 //! client as stale after `ping_max` unanswered ones. No timer thread is needed.
 
 use super::{Client, CloseReason, Outbox, Subscription};
+use crate::account::Account;
 use crate::auth::{go_quote, Login, Permissions, PubCache};
 use crate::client::Claim;
 use crate::client::StallPolicy;
@@ -114,6 +115,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         shared.config().max_pending,
         shared.departed.clone(),
         tls,
+        shared.accounts.global().clone(),
     ));
     shared.clients.insert(cid, client.clone());
     let conn = match Connection::new(shared.clone(), client.clone(), stream) {
@@ -149,6 +151,12 @@ struct Connection {
     short_reads: u32,
     opts: ConnectOptions,
     outbox: Outbox,
+    /// The account the client is in (`$G` until a user of another account logs in; never
+    /// changes after that). Its subscription table is where this connection subscribes and
+    /// where its messages are matched: the message path reaches it through this pointer,
+    /// without a lock.
+    account: Arc<Account>,
+    /// Match results of `account`'s table.
     cache: MatchCache<Subscription>,
     /// Payload bytes and messages received since the counters were last published.
     in_msgs: u64,
@@ -230,6 +238,7 @@ impl Connection {
             short_reads: 0,
             opts: ConnectOptions::default(),
             outbox: Outbox::new(),
+            account: shared.accounts.global().clone(),
             cache: MatchCache::new(crate::subjects::MATCH_CACHE_CAPACITY),
             in_msgs: 0,
             in_bytes: 0,
@@ -348,7 +357,7 @@ impl Connection {
             }
             self.publish_counters();
             self.refresh_config();
-            self.cache.refresh(&self.shared.sublist);
+            self.cache.refresh(&self.account.sublist);
             if let Err(c) = self.check_ping() {
                 return self.fail(c);
             }
@@ -381,8 +390,28 @@ impl Connection {
         Ok(())
     }
 
-    /// Records a successful authentication.
-    fn login(&mut self, login: Login) {
+    /// Records a successful authentication. A client stays in the account of its first
+    /// login: a later `CONNECT` as a user of another account is refused (its subscriptions
+    /// and match cache belong to the first one).
+    fn login(&mut self, login: Login) -> Result<(), Closing> {
+        if !Arc::ptr_eq(&login.account, &self.account) {
+            if !self.awaiting_auth {
+                log::error!(
+                    "{} - Authorization Error - a connection cannot move from account {:?} \
+                     to {:?}",
+                    self.client.log_prefix(),
+                    self.account.name,
+                    login.account.name
+                );
+                return Err(Closing::new(
+                    CloseReason::AuthenticationViolation,
+                    Some(err::AUTHORIZATION_VIOLATION),
+                ));
+            }
+            self.client.set_account(&login.account);
+            self.cache = MatchCache::new(crate::subjects::MATCH_CACHE_CAPACITY);
+            self.account = login.account;
+        }
         self.client.set_authorized_user(&login.user);
         self.user = login.user;
         self.perms = login.permissions;
@@ -396,6 +425,7 @@ impl Connection {
                 .max(MIN_TIMEOUT);
             let _ = self.stream.set_read_timeout(Some(wait));
         }
+        Ok(())
     }
 
     /// Refuses a client that failed authentication (nats-server's `authViolation`).
@@ -672,9 +702,12 @@ impl Connection {
             if self.awaiting_auth && pos < chunk.len() && !matches!(chunk[pos], b'C' | b'c') {
                 // Anything but CONNECT first (nats-server looks at the first byte): in as the
                 // `no_auth_user` if there is one, otherwise refused.
-                match self.shared.auth.no_auth_login() {
+                let login = match self.shared.auth.no_auth_login() {
                     Some(login) => self.login(login),
-                    None => break Err(self.auth_violation(&self.shared.auth.error_message(""))),
+                    None => Err(self.auth_violation(&self.shared.auth.error_message(""))),
+                };
+                if let Err(c) = login {
+                    break Err(c);
                 }
             }
             let step = match self.parser.parse(&chunk[pos..]) {
@@ -796,7 +829,7 @@ impl Connection {
         if self.shared.auth.required() {
             // Every CONNECT is checked, a repeated one too (as nats-server does).
             match self.shared.auth.authenticate(&self.opts) {
-                Ok(login) => self.login(login),
+                Ok(login) => self.login(login)?,
                 Err(e) => return Err(self.auth_violation(&e.0)),
             }
         }
@@ -860,12 +893,18 @@ impl Connection {
         // answers +OK.
         if !subs.contains_key(sid) {
             let sub = Arc::new(
-                Subscription::new(self.client.clone(), subject, queue, sid)
-                    .with_delivery_filter(deny),
+                Subscription::new(
+                    self.client.clone(),
+                    self.account.clone(),
+                    subject,
+                    queue,
+                    sid,
+                )
+                .with_delivery_filter(deny),
             );
             // Lock order: the client's sid map, then the sublist's locks (documented in
             // docs/architecture.md); nothing else is held here.
-            match self.shared.sublist.insert(sub.clone()) {
+            match self.account.sublist.insert(sub.clone()) {
                 Ok(()) => {
                     subs.insert(sid.into(), sub);
                 }
@@ -951,7 +990,7 @@ impl Connection {
                 _ => true,
             };
             if now {
-                unsubscribe(&self.shared, &sub);
+                unsubscribe(&sub);
             }
         }
     }
@@ -1007,10 +1046,12 @@ impl Connection {
     /// Delivers a message to every matching subscription; returns whether anyone got it.
     fn route(&mut self, msg: &mut Message<'_, '_>) -> bool {
         let shared = &*self.shared;
+        // The publisher's account's table: subjects do not cross accounts.
+        let sublist = &self.account.sublist;
         let result = self
             .cache
-            .get(&shared.sublist)
-            .matches(&shared.sublist, msg.publish.subject);
+            .get(sublist)
+            .matches(sublist, msg.publish.subject);
         if result.is_empty() {
             return false;
         }
@@ -1046,10 +1087,8 @@ impl Connection {
     /// "no_responders"; nats-server's exact bytes).
     fn no_responders(&mut self, reply: &[u8]) {
         let shared = &*self.shared;
-        let result = self
-            .cache
-            .get(&shared.sublist)
-            .matches(&shared.sublist, reply);
+        let sublist = &self.account.sublist;
+        let result = self.cache.get(sublist).matches(sublist, reply);
         let Some(sub) = result
             .plain
             .iter()
@@ -1207,8 +1246,9 @@ impl Connection {
         for sub in &subs {
             sub.close();
         }
-        // One generation bump for all of them (see `Sublist::remove_many`).
-        self.shared.sublist.remove_many(subs.iter());
+        // One generation bump for all of them (see `Sublist::remove_many`). They are all in
+        // this connection's account (see `login`).
+        self.account.sublist.remove_many(subs.iter());
         let reason = self.client.close_reason().unwrap_or(reason);
         self.shared.depart(&self.client, reason, &subs);
         log::debug!(
@@ -1370,10 +1410,10 @@ fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
 }
 
 /// Removes a subscription from its client and the table (idempotent; any thread).
-pub(crate) fn unsubscribe(shared: &Shared, sub: &Arc<Subscription>) {
+pub(crate) fn unsubscribe(sub: &Arc<Subscription>) {
     if sub.close() {
         sub.client.remove_sub_if(&sub.sid, sub);
-        shared.sublist.remove(sub);
+        sub.account.sublist.remove(sub);
     }
 }
 
@@ -1440,7 +1480,7 @@ impl Deliverer<'_> {
         }
         let claim = sub.claim();
         if claim == Claim::Exhausted {
-            unsubscribe(self.shared, sub);
+            unsubscribe(sub);
             return false;
         }
         let p = msg.publish;
@@ -1488,7 +1528,7 @@ impl Deliverer<'_> {
         }
         self.outbox.add_staged(added);
         if claim == Claim::DeliverLast {
-            unsubscribe(self.shared, sub);
+            unsubscribe(sub);
         }
         true
     }

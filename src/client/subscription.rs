@@ -14,6 +14,8 @@ use std::sync::Arc;
 pub struct Subscription {
     /// The subscriber.
     pub client: Arc<Client>,
+    /// The account whose subscription table holds it (its client's account).
+    pub account: Arc<crate::account::Account>,
     /// Subject, possibly with wildcards.
     pub subject: Box<[u8]>,
     /// Queue group name.
@@ -44,10 +46,17 @@ pub enum Claim {
 }
 
 impl Subscription {
-    /// A new subscription of `client`.
-    pub fn new(client: Arc<Client>, subject: &[u8], queue: Option<&[u8]>, sid: &[u8]) -> Self {
+    /// A new subscription of `client`, in `account`'s table.
+    pub fn new(
+        client: Arc<Client>,
+        account: Arc<crate::account::Account>,
+        subject: &[u8],
+        queue: Option<&[u8]>,
+        sid: &[u8],
+    ) -> Self {
         Subscription {
             client,
+            account,
             subject: subject.into(),
             queue: queue.map(Into::into),
             sid: sid.into(),

@@ -49,7 +49,22 @@ impl Authorization {
     }
 }
 
-/// One entry of `authorization.users`.
+/// One account of the `accounts` block (nats-server's `accounts { NAME { users [...] } }`):
+/// a name and the users that log in to it. Subjects do not cross accounts: a message
+/// published by a user of one account reaches only subscribers of the same account. Users
+/// of `authorization.users` (and clients when no authentication is configured) are in the
+/// global account, `$G`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AccountConfig {
+    /// The account's name (the key in `accounts`); `$G` is reserved.
+    pub name: String,
+    /// Its users (`users`), authenticated like those of `authorization.users`.
+    pub users: Vec<User>,
+    /// Permissions of its users that have none of their own (`default_permissions`).
+    pub default_permissions: Option<Permissions>,
+}
+
+/// One entry of `authorization.users` or of an account's `users`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct User {
     /// Name (`user`).
@@ -128,31 +143,56 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
         if a.password.is_some() && a.user.is_none() {
             return Err("authorization: `password` (--pass) needs a `user` (--user)".into());
         }
-        let mut seen = std::collections::HashSet::new();
-        for (i, u) in a.users.iter().enumerate() {
-            if u.user.is_empty() {
-                return Err(format!("authorization.users[{i}]: `user` is empty"));
+        if !config.accounts.is_empty() {
+            // nats-server's words.
+            if a.token.is_some() {
+                return Err("authorization: can not have a token (`token`) and accounts".into());
             }
-            if !seen.insert(u.user.as_str()) {
-                return Err(format!(
-                    "authorization.users[{i}]: duplicate user {:?}",
-                    u.user
-                ));
-            }
-            if let Some(p) = &u.permissions {
-                check_permissions(p)
-                    .map_err(|e| format!("authorization.users[{i}] (user {:?}): {e}", u.user))?;
+            if a.user.is_some() {
+                return Err(
+                    "authorization: can not have a single user/pass (`user`) and accounts".into(),
+                );
             }
         }
     }
+    // User names are unique across `authorization.users` and every account's `users`.
+    let mut seen = std::collections::HashSet::new();
+    let auth_users = config
+        .authorization
+        .iter()
+        .flat_map(|a| a.users.iter().enumerate())
+        .map(|(i, u)| (format!("authorization.users[{i}]"), u));
+    let account_users = config.accounts.iter().flat_map(|acc| {
+        acc.users
+            .iter()
+            .enumerate()
+            .map(move |(i, u)| (format!("accounts.{}.users[{i}]", acc.name), u))
+    });
+    for (at, u) in auth_users.chain(account_users) {
+        if u.user.is_empty() {
+            return Err(format!("{at}: `user` is empty"));
+        }
+        if !seen.insert(u.user.as_str()) {
+            return Err(format!("{at}: Duplicate user {:?} detected", u.user));
+        }
+        if let Some(p) = &u.permissions {
+            check_permissions(p).map_err(|e| format!("{at} (user {:?}): {e}", u.user))?;
+        }
+    }
+    for acc in &config.accounts {
+        if acc.name == crate::account::GLOBAL_ACCOUNT {
+            return Err(format!("accounts: {:?} is a Reserved Account", acc.name));
+        }
+        if let Some(p) = &acc.default_permissions {
+            check_permissions(p)
+                .map_err(|e| format!("accounts.{}.default_permissions: {e}", acc.name))?;
+        }
+    }
     if let Some(name) = &config.no_auth_user {
-        let known = config
-            .authorization
-            .as_ref()
-            .is_some_and(|a| a.users.iter().any(|u| &u.user == name));
-        if !known {
+        if !seen.contains(name.as_str()) {
             return Err(format!(
-                "no_auth_user: {name:?} not present as user in authorization block"
+                "no_auth_user: {name:?} not present as user in authorization block or account \
+                 configuration"
             ));
         }
     }

@@ -4,7 +4,9 @@
 
 use super::auth::check_permissions;
 use super::units::{duration_from_secs, parse_duration, parse_size};
-use super::{Authorization, Config, ConfigError, Permissions, SubjectPermission, Tls, User};
+use super::{
+    AccountConfig, Authorization, Config, ConfigError, Permissions, SubjectPermission, Tls, User,
+};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -48,6 +50,7 @@ pub(super) struct FileConfig {
     logfile: Option<Spanned<String>>,
     authorization: Option<Spanned<FileAuthorization>>,
     no_auth_user: Option<Spanned<String>>,
+    accounts: Option<FileAccounts>,
     tls: Option<Spanned<FileTls>>,
     #[serde(alias = "pidfile")]
     pid_file: Option<Spanned<String>>,
@@ -66,6 +69,59 @@ struct FileAuthorization {
     token: Option<String>,
     timeout: Option<Spanned<Seconds>>,
     users: Option<Vec<Spanned<FileUser>>>,
+}
+
+/// `accounts`: a map from account name to its block (`accounts { A { users [...] } }`,
+/// `[accounts.A]`), or nats-server's list of names (`accounts [A, B]`: accounts without
+/// users). A name given twice takes its last block, as nats-server's map of accounts does.
+struct FileAccounts(Vec<(String, Spanned<FileAccount>)>);
+
+impl<'de> Deserialize<'de> for FileAccounts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FileAccounts;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("map entries for accounts (`accounts { NAME { users [...] } }`)")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut m: A) -> Result<FileAccounts, A::Error> {
+                let mut out: Vec<(String, Spanned<FileAccount>)> = Vec::new();
+                while let Some(name) = m.next_key::<String>()? {
+                    let block = m.next_value::<Spanned<FileAccount>>()?;
+                    out.retain(|(n, _)| *n != name);
+                    out.push((name, block));
+                }
+                Ok(FileAccounts(out))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut s: A) -> Result<FileAccounts, A::Error> {
+                let mut out: Vec<(String, Spanned<FileAccount>)> = Vec::new();
+                while let Some(name) = s.next_element::<Spanned<String>>()? {
+                    let span = name.span();
+                    let name = name.into_inner();
+                    out.retain(|(n, _)| *n != name);
+                    out.push((name, Spanned::new(span, FileAccount::default())));
+                }
+                Ok(FileAccounts(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One account's block. `users` and `default_permissions` are read; the other keys
+/// nats-server knows are features beaver does not have yet: accepted, warned about, ignored.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileAccount {
+    users: Option<Vec<Spanned<FileUser>>>,
+    default_permissions: Option<Spanned<FilePermissions>>,
+    exports: Option<Spanned<de::IgnoredAny>>,
+    imports: Option<Spanned<de::IgnoredAny>>,
+    jetstream: Option<Spanned<de::IgnoredAny>>,
+    #[serde(alias = "maps")]
+    mappings: Option<Spanned<de::IgnoredAny>>,
+    limits: Option<Spanned<de::IgnoredAny>>,
+    nkey: Option<Spanned<de::IgnoredAny>>,
 }
 
 /// One entry of `users`.
@@ -113,6 +169,15 @@ struct FileSubjectPermission {
 enum OneOrMany {
     One(String),
     Many(Vec<String>),
+}
+
+impl FilePermissions {
+    fn into_permissions(self) -> Permissions {
+        Permissions {
+            publish: self.publish.map(PermSpec::into_permission),
+            subscribe: self.subscribe.map(PermSpec::into_permission),
+        }
+    }
 }
 
 impl OneOrMany {
@@ -254,8 +319,13 @@ impl<'de> Deserialize<'de> for Seconds {
     }
 }
 
-/// Parses `text` (the contents of `path`, in TOML) and applies it on top of `config`.
-pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<(), ConfigError> {
+/// Parses `text` (the contents of `path`, in TOML) and applies it on top of `config`;
+/// returns the warnings (keys accepted and ignored).
+pub(super) fn apply_file(
+    config: &mut Config,
+    path: &str,
+    text: &str,
+) -> Result<Vec<String>, ConfigError> {
     let line_of = |span: std::ops::Range<usize>| text[..span.start].matches('\n').count() + 1;
     let file: FileConfig = toml::from_str(text).map_err(|e| {
         // Name the line and the key the parser stopped at, like the range checks below.
@@ -283,12 +353,15 @@ pub(super) fn apply_file(config: &mut Config, path: &str, text: &str) -> Result<
 }
 
 /// Validates `file` and applies it on top of `config`. `locate` turns a value's span into
-/// `FILE: line N` for error messages.
+/// `FILE: line N` for error messages. Returns the warnings (keys accepted and ignored).
 pub(super) fn apply(
     config: &mut Config,
     file: FileConfig,
     locate: &dyn Fn(std::ops::Range<usize>) -> String,
-) -> Result<(), ConfigError> {
+) -> Result<Vec<String>, ConfigError> {
+    let mut warnings = Vec::new();
+    // User names seen so far: unique across `authorization.users` and the accounts.
+    let mut seen = std::collections::HashSet::new();
     // Builds "path: line N: key `k`: message".
     let err = |key: &str, span: std::ops::Range<usize>, msg: String| ConfigError {
         message: format!("{}: key `{key}`: {msg}", locate(span)),
@@ -470,22 +543,7 @@ pub(super) fn apply(
             let (d, _) = duration!("authorization.timeout", v);
             auth.timeout = d;
         }
-        for u in a.users.unwrap_or_default() {
-            let uspan = u.span();
-            let u = u.into_inner();
-            let permissions = u.permissions.map(|p| Permissions {
-                publish: p.publish.map(PermSpec::into_permission),
-                subscribe: p.subscribe.map(PermSpec::into_permission),
-            });
-            if let Some(p) = &permissions {
-                check_permissions(p).map_err(|m| err("authorization.users", uspan.clone(), m))?;
-            }
-            auth.users.push(User {
-                user: u.user,
-                password: u.password,
-                permissions,
-            });
-        }
+        auth.users = users(a.users, "authorization.users", &mut seen, &err)?;
         if auth.user.is_some() && !auth.users.is_empty() {
             return Err(err(
                 "authorization",
@@ -502,18 +560,112 @@ pub(super) fn apply(
         }
         config.authorization = Some(auth);
     }
+    if let Some(accounts) = file.accounts {
+        config.accounts.clear();
+        let accounts_span = accounts.0.first().map(|(_, b)| b.span());
+        for (name, block) in accounts.0 {
+            let span = block.span();
+            if name == crate::account::GLOBAL_ACCOUNT {
+                return Err(err(
+                    "accounts",
+                    span,
+                    format!("{name:?} is a Reserved Account"),
+                ));
+            }
+            let block = block.into_inner();
+            let key = format!("accounts.{name}");
+            let mut account = AccountConfig {
+                users: users(block.users, &format!("{key}.users"), &mut seen, &err)?,
+                default_permissions: block
+                    .default_permissions
+                    .map(|p| p.into_inner())
+                    .map(FilePermissions::into_permissions),
+                name,
+            };
+            if let Some(p) = &account.default_permissions {
+                check_permissions(p)
+                    .map_err(|m| err(&format!("{key}.default_permissions"), span.clone(), m))?;
+            }
+            for (k, v, what) in [
+                (
+                    "exports",
+                    &block.exports,
+                    "imports and exports are not supported yet",
+                ),
+                (
+                    "imports",
+                    &block.imports,
+                    "imports and exports are not supported yet",
+                ),
+                ("jetstream", &block.jetstream, "beaver has no JetStream"),
+                (
+                    "mappings",
+                    &block.mappings,
+                    "subject mappings are not supported yet",
+                ),
+                (
+                    "limits",
+                    &block.limits,
+                    "account limits are not supported yet",
+                ),
+                ("nkey", &block.nkey, "beaver has no nkeys"),
+            ] {
+                if let Some(v) = v {
+                    warnings.push(format!(
+                        "{}: key `{key}.{k}`: {what}; ignored",
+                        locate(v.span())
+                    ));
+                }
+            }
+            if account.name == "$SYS" {
+                warnings.push(format!(
+                    "{}: key `{key}`: beaver has no system account; \"$SYS\" is an ordinary \
+                     account (no $SYS.> events or requests)",
+                    locate(span)
+                ));
+            }
+            // Users without permissions of their own get the account's defaults.
+            if let Some(p) = &account.default_permissions {
+                for u in &mut account.users {
+                    if u.permissions.is_none() {
+                        u.permissions = Some(p.clone());
+                    }
+                }
+            }
+            config.accounts.push(account);
+        }
+        if let (Some(a), Some(account)) = (config.authorization.as_ref(), accounts_span) {
+            if !config.accounts.is_empty() && (a.token.is_some() || a.user.is_some()) {
+                let what = if a.token.is_some() {
+                    "a token"
+                } else {
+                    "a single user/pass"
+                };
+                return Err(err(
+                    "accounts",
+                    account,
+                    format!("can not have {what} (in `authorization`) and accounts"),
+                ));
+            }
+        }
+    }
     if let Some(v) = file.no_auth_user {
         let span = v.span();
         let name = v.into_inner();
         let known = config
             .authorization
-            .as_ref()
-            .is_some_and(|a| a.users.iter().any(|u| u.user == name));
+            .iter()
+            .flat_map(|a| a.users.iter())
+            .chain(config.accounts.iter().flat_map(|a| a.users.iter()))
+            .any(|u| u.user == name);
         if !known {
             return Err(err(
                 "no_auth_user",
                 span,
-                format!("{name:?} not present as user in authorization block"),
+                format!(
+                    "{name:?} not present as user in authorization block or account \
+                     configuration"
+                ),
             ));
         }
         config.no_auth_user = Some(name);
@@ -591,5 +743,40 @@ pub(super) fn apply(
             ),
         });
     }
-    Ok(())
+    Ok(warnings)
+}
+
+/// Reads a `users` list (of `authorization` or of an account, named `key` in errors).
+fn users(
+    list: Option<Vec<Spanned<FileUser>>>,
+    key: &str,
+    seen: &mut std::collections::HashSet<String>,
+    err: &dyn Fn(&str, std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<Vec<User>, ConfigError> {
+    let mut out = Vec::new();
+    for u in list.unwrap_or_default() {
+        let uspan = u.span();
+        let u = u.into_inner();
+        let permissions = u.permissions.map(FilePermissions::into_permissions);
+        if let Some(p) = &permissions {
+            check_permissions(p).map_err(|m| err(key, uspan.clone(), m))?;
+        }
+        if u.user.is_empty() {
+            return Err(err(key, uspan, "`user` is empty".into()));
+        }
+        // nats-server's words.
+        if !seen.insert(u.user.clone()) {
+            return Err(err(
+                key,
+                uspan,
+                format!("Duplicate user {:?} detected", u.user),
+            ));
+        }
+        out.push(User {
+            user: u.user,
+            password: u.password,
+            permissions,
+        });
+    }
+    Ok(out)
 }

@@ -19,8 +19,8 @@ mod natsfile;
 pub mod units;
 
 pub use auth::{
-    split_queue, Authorization, Permissions, SubjectPermission, Tls, User, DEFAULT_AUTH_TIMEOUT,
-    DEFAULT_TLS_TIMEOUT,
+    split_queue, AccountConfig, Authorization, Permissions, SubjectPermission, Tls, User,
+    DEFAULT_AUTH_TIMEOUT, DEFAULT_TLS_TIMEOUT,
 };
 pub use cli::Cli;
 
@@ -97,9 +97,12 @@ pub struct Config {
     /// Client authentication and permissions (`[authorization]`, `--user`/`--pass`/`--auth`);
     /// `None`: no authentication (the default).
     pub authorization: Option<Authorization>,
-    /// A client that sends no credentials logs in as this user of `authorization.users`
-    /// (`no_auth_user`, top level as in nats-server).
+    /// A client that sends no credentials logs in as this user of `authorization.users` or
+    /// of an account's `users` (`no_auth_user`, top level as in nats-server).
     pub no_auth_user: Option<String>,
+    /// Accounts (`accounts`, `[accounts.NAME]`), in the order of the file; empty: every
+    /// client is in the global account `$G` (the default).
+    pub accounts: Vec<AccountConfig>,
     /// TLS for client connections (`[tls]`, `--tls*`); `None`: plain TCP (the default).
     pub tls: Option<Tls>,
     /// Write the process id to this file at start (`pid_file`, `-P`); like nats-server,
@@ -140,6 +143,7 @@ impl Default for Config {
             logfile: None,
             authorization: None,
             no_auth_user: None,
+            accounts: Vec::new(),
             tls: None,
             pid_file: None,
             ports_file_dir: None,
@@ -200,8 +204,7 @@ impl Config {
                 natsconf::parse_str(&text, path).map_err(|e| ConfigError { message: e.message })?;
             natsfile::apply_document(&mut config, &doc)?
         } else {
-            file::apply_file(&mut config, &path.display().to_string(), &text)?;
-            Vec::new()
+            file::apply_file(&mut config, &path.display().to_string(), &text)?
         };
         Ok((config, warnings))
     }
@@ -234,9 +237,11 @@ impl Config {
         Ok(config)
     }
 
-    /// Whether clients must authenticate (`auth_required` in `INFO`).
+    /// Whether clients must authenticate (`auth_required` in `INFO`): some credential in
+    /// `authorization`, or a user in an account.
     pub fn auth_required(&self) -> bool {
         self.authorization.as_ref().is_some_and(|a| a.is_enabled())
+            || self.accounts.iter().any(|a| !a.users.is_empty())
     }
 
     /// The port to bind: 0 (ask the OS) for -1, 4222 for 0.

@@ -47,13 +47,14 @@ pub(super) const BEAVER_KEYS: &[&str] = &[
     "lame_duck_grace_period",
     "authorization",
     "no_auth_user",
+    "accounts",
     "tls",
 ];
 
-/// Security keys that beaver will implement but does not yet (accounts): accepted with a
-/// warning and ignored. When one is implemented, move it to [`BEAVER_KEYS`] and add it to
-/// `file::FileConfig`.
-pub(super) const NOT_YET_KEYS: &[&str] = &["accounts"];
+/// Security keys that beaver will implement but does not yet: accepted with a warning and
+/// ignored. When one is implemented, move it to [`BEAVER_KEYS`] and add it to
+/// `file::FileConfig`. (None left: `accounts` was the last.)
+pub(super) const NOT_YET_KEYS: &[&str] = &[];
 
 /// nats-server 2.9.10's other top-level keys (`server/opts.go`, `processConfigFileLine`):
 /// features beaver does not have. Accepted with a warning and ignored.
@@ -118,7 +119,7 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
 pub(super) enum KeyKind {
     /// Implemented: read into the configuration.
     Beaver,
-    /// Authorization, accounts or TLS: not implemented yet, warned about.
+    /// A security feature not implemented yet: warned about.
     NotYet,
     /// A nats-server feature beaver lacks: warned about.
     Ignored,
@@ -181,10 +182,9 @@ pub(super) fn apply_document(
                 taken.retain(|t| t.key != key);
                 taken.push(Entry { key, ..e.clone() });
             }
-            KeyKind::NotYet => warnings.push(format!(
-                "{at}: {key:?} is not supported yet and is ignored (beaver has no \
-                 authentication, accounts or TLS yet)"
-            )),
+            KeyKind::NotYet => {
+                warnings.push(format!("{at}: {key:?} is not supported yet and is ignored"))
+            }
             KeyKind::Ignored => warnings.push(format!(
                 "{at}: {key:?} is a nats-server feature beaver does not have; ignored"
             )),
@@ -221,7 +221,7 @@ pub(super) fn apply_document(
         }
         None => "?".into(),
     };
-    file::apply(config, file, &locate)?;
+    warnings.extend(file::apply(config, file, &locate)?);
     Ok(warnings)
 }
 

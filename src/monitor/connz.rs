@@ -13,8 +13,10 @@
 //!   `subscriptions_list_detail` (objects).
 //! - `auth=1` adds `authorized_user` (the user name, or the token, when authentication is
 //!   on); `user=NAME` lists only that user's connections.
-//! - `acc`, `mqtt_client`: accepted; beaver has no accounts (every client is in the global
-//!   account `$G`), so an account other than `$G` matches nothing.
+//! - `auth=1` also adds `account` for a connection outside the global account `$G`.
+//! - `acc=NAME`: only the connections in account `NAME` (`$G`: those outside the configured
+//!   accounts); an account that does not exist gives an empty list with an empty
+//!   `server_id`, as nats-server. `mqtt_client`: accepted, matches nothing special.
 
 use super::closed::ClosedConn;
 use super::json::{go_rtt, is_zero, uptime, GoTime};
@@ -26,8 +28,7 @@ use std::cmp::{Ordering, Reverse};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-/// The account every beaver client belongs to: nats-server's global account.
-pub const GLOBAL_ACCOUNT: &str = "$G";
+pub use crate::account::GLOBAL_ACCOUNT;
 
 /// Connections listed when `limit` is not given (nats-server's `DefaultConnListSize`).
 pub const DEFAULT_LIMIT: u64 = 1024;
@@ -93,6 +94,9 @@ pub struct ConnInfo {
     /// The authorized user (user name, or token), shown with `auth=1` only.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub authorized_user: String,
+    /// The connection's account when it is not `$G`, shown with `auth=1` only.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub account: String,
     /// Subjects of the subscriptions (`subs=1`), in sid order.
     #[serde(rename = "subscriptions_list", skip_serializing_if = "Vec::is_empty")]
     pub subs: Vec<String>,
@@ -111,6 +115,7 @@ impl ConnInfo {
         let since = |t: SystemTime| now.duration_since(t).unwrap_or(Duration::ZERO);
         let (name, lang, version) = client.identity();
         let (tls_version, tls_cipher) = client.tls_info();
+        let account = client.account();
         let mut info = ConnInfo {
             cid: client.cid,
             kind: "Client",
@@ -136,6 +141,11 @@ impl ConnInfo {
             tls_version,
             tls_cipher,
             authorized_user: client.authorized_user(),
+            account: if account.is_global() {
+                String::new()
+            } else {
+                account.name.clone()
+            },
             subs: Vec::new(),
             subs_detail: Vec::new(),
         };
@@ -156,9 +166,10 @@ impl ConnInfo {
 /// `/subsz?subs=1`.
 #[derive(Debug, Clone, Serialize)]
 pub struct SubDetail {
-    /// The account (`$G`). nats-server omits it in an open connection's `/connz` details.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub account: &'static str,
+    /// The subscription's account. nats-server omits it in an open connection's `/connz`
+    /// details.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub account: String,
     /// The subject.
     pub subject: String,
     /// The queue group, if any.
@@ -179,7 +190,11 @@ impl SubDetail {
     /// `sub` in detail; with its account filled in or not.
     pub fn of(sub: &Subscription, with_account: bool) -> SubDetail {
         SubDetail {
-            account: if with_account { GLOBAL_ACCOUNT } else { "" },
+            account: if with_account {
+                sub.account.name.clone()
+            } else {
+                String::new()
+            },
             subject: String::from_utf8_lossy(&sub.subject).into_owned(),
             queue: sub
                 .queue
@@ -309,7 +324,7 @@ pub struct ConnzOptions {
     pub auth: bool,
     /// `user`: only the connections of this authorized user.
     pub user: String,
-    /// `acc` (anything but empty or `$G` matches nothing).
+    /// `acc`: only the connections of this account (empty: all).
     pub account: String,
 }
 
@@ -361,10 +376,10 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
     let now = SystemTime::now();
     let want_open = opts.state != ConnState::Closed;
     let want_closed = opts.state != ConnState::Open;
-    if !(opts.account.is_empty() || opts.account == GLOBAL_ACCOUNT) {
-        // No beaver client is in another account.
+    if !opts.account.is_empty() && shared.accounts.get(&opts.account).is_none() {
+        // No such account: nats-server answers an empty list without its server id.
         return Ok(Connz {
-            server_id: shared.server_id.clone(),
+            server_id: String::new(),
             now: GoTime(now),
             num_connections: 0,
             total: 0,
@@ -428,9 +443,22 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
         // nats-server counts only the user's connections in `total`.
         total = conns.len();
     }
+    if !opts.account.is_empty() {
+        // `account` is empty for `$G` (see `ConnInfo::of`).
+        let global = opts.account == GLOBAL_ACCOUNT;
+        conns.retain(|c| {
+            if global {
+                c.account.is_empty()
+            } else {
+                c.account == opts.account
+            }
+        });
+        total = conns.len();
+    }
     if !opts.auth {
         for c in &mut conns {
             c.authorized_user.clear();
+            c.account.clear();
         }
     }
     conns.sort_by_key(|c| c.cid);

@@ -29,7 +29,7 @@ pub fn render(
 ) -> String {
     let totals = Totals::of(shared);
     let t = totals.traffic;
-    let sl = shared.sublist.stats();
+    let sl = shared.accounts.stats(|_| true);
     let mut out = String::with_capacity(4096);
     let mut m = Exposition { out: &mut out };
 

@@ -3,8 +3,8 @@
 //!
 //! Query parameters: `subs=1` lists the subscriptions; `test=SUBJECT` (a valid publish
 //! subject) keeps only those a message on `SUBJECT` would reach; `offset`, `limit`
-//! (default 1024) page the list; `acc`: beaver has one account, `$G`, and any other name
-//! matches nothing.
+//! (default 1024) page the list; `acc=NAME`: only that account's table (statistics and
+//! subscriptions); without it, every account's tables, their statistics summed.
 //!
 //! As in nats-server 2.9, without a (non-empty) list the response is the statistics object
 //! alone, with no `server_id`, `now`, `total`, `offset` or `limit`.
@@ -14,7 +14,7 @@
 //! cache missed, `cache_hit_rate` is the share of those the shared cache answered, and
 //! `num_cache`, `max_fanout`, `avg_fanout` describe the shared cache's current entries.
 
-use super::connz::{sid_order, SubDetail, DEFAULT_LIMIT, GLOBAL_ACCOUNT};
+use super::connz::{sid_order, SubDetail, DEFAULT_LIMIT};
 use super::json::{go_float, GoTime};
 use super::query::{decode_bool, decode_int, Query};
 use crate::client::Subscription;
@@ -114,22 +114,22 @@ pub fn subsz(shared: &Shared, q: &Query) -> Result<SubszReply, String> {
         ));
     }
     let account = q.get("acc");
-    if !(account.is_empty() || account == GLOBAL_ACCOUNT) {
-        return Ok(SubszReply::Stats(SubszStats::default()));
-    }
+    let wanted = |a: &crate::account::Account| account.is_empty() || a.name == account;
     let now = SystemTime::now();
-    let stats = SubszStats::from(shared.sublist.stats());
+    let stats = SubszStats::from(shared.accounts.stats(wanted));
     if !list {
         return Ok(SubszReply::Stats(stats));
     }
     // Collect the subscriptions (the sublist's shard locks are held only while cloning the
     // `Arc`s), then describe them with no lock held.
     let mut subs: Vec<Arc<Subscription>> = Vec::new();
-    shared.sublist.for_each(|s| {
-        if test.is_empty() || subject_matches(test.as_bytes(), &s.subject) {
-            subs.push(s.clone());
-        }
-    });
+    for a in shared.accounts.iter().filter(|a| wanted(a)) {
+        a.sublist.for_each(|s| {
+            if test.is_empty() || subject_matches(test.as_bytes(), &s.subject) {
+                subs.push(s.clone());
+            }
+        });
+    }
     let mut details: Vec<SubDetail> = subs.iter().map(|s| SubDetail::of(s, true)).collect();
     details.sort_by(|a, b| a.cid.cmp(&b.cid).then(sid_order(&a.sid, &b.sid)));
     let total = details.len();

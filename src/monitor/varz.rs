@@ -44,7 +44,7 @@ impl Totals {
         Totals {
             connections,
             total_connections: shared.total_connections(),
-            subscriptions: shared.sublist.count(),
+            subscriptions: shared.accounts.subscription_count(),
             slow_consumers: shared.slow_consumers(),
             traffic,
         }

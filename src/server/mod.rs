@@ -24,13 +24,13 @@
 
 mod acceptor;
 
+use crate::account::Accounts;
 use crate::client::StallPolicy;
 use crate::client::{Client, ClientStats, CloseReason, Subscription, Traffic};
 use crate::config::Config;
 use crate::monitor::{ClosedConn, ClosedConnections, Monitor};
 use crate::outbound::BatchPool;
 use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION};
-use crate::subjects::Sublist;
 use crate::writer::{Ready, WriterPool};
 use crossbeam_channel::Sender;
 use dashmap::DashMap;
@@ -69,8 +69,10 @@ pub struct Shared {
     lame_duck: AtomicBool,
     /// `write_deadline` in nanoseconds, shared with the writer pool (see `set_config`).
     write_deadline: Arc<AtomicU64>,
-    /// The subscription table.
-    pub sublist: Sublist<Subscription>,
+    /// The accounts, each with its subscription table: `$G` (the global account, where
+    /// every client is when no accounts are configured) and the configured ones. Fixed at
+    /// start (reload refuses account changes), so read without a lock.
+    pub accounts: Accounts,
     /// Connected clients by cid.
     pub clients: DashMap<u64, Arc<Client>>,
     /// Recycled outbound batches.
@@ -282,7 +284,8 @@ impl Server {
             Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
             None => None,
         };
-        let auth = crate::auth::Authenticator::new(&config);
+        let accounts = Accounts::new(&config);
+        let auth = crate::auth::Authenticator::new(&config, &accounts);
         if auth.has_plain_passwords() {
             log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
         }
@@ -334,7 +337,7 @@ impl Server {
                 .clone()
                 .unwrap_or_else(|| server_id.clone()),
             server_id,
-            sublist: Sublist::new(),
+            accounts,
             clients: DashMap::new(),
             pool,
             doorbell: ready_tx,
