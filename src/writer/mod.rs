@@ -78,6 +78,16 @@ pub struct WriteState {
     tls_close_sent: bool,
 }
 
+/// A write found `client`'s socket full, short of the deadline: tell producers it is stuck
+/// (they stop waiting for it) and return how long to wait before the next try, doubling
+/// the wait each time, from [`RETRY_MIN`] to [`RETRY_MAX`].
+fn blocked(client: &Client, st: &mut WriteState) -> Duration {
+    client.outbound.mark_stuck();
+    let delay = st.retry_delay.max(RETRY_MIN);
+    st.retry_delay = (delay * 2).min(RETRY_MAX);
+    delay
+}
+
 /// Empties a vector and returns its allocation as a vector of another type with the same
 /// size and alignment. `IoSlice<'a>` borrows the batches being written, so a writer cannot
 /// keep a `Vec<IoSlice<'a>>` between writes; with this it keeps the allocation instead.
@@ -335,27 +345,11 @@ impl Writer {
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    let now = Instant::now();
-                    let since = *st.blocked_since.get_or_insert(now);
-                    let deadline =
-                        Duration::from_nanos(self.write_deadline.load(Ordering::Relaxed));
-                    if now.duration_since(since) >= deadline {
-                        if client.abort(CloseReason::SlowConsumerWriteDeadline) {
-                            log::warn!(
-                                "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded \
-                                 with {} bytes pending (client name {:?})",
-                                client.log_prefix(),
-                                deadline,
-                                client.pending_bytes(),
-                                client.name()
-                            );
-                        }
+                    if self.past_write_deadline(&client, &mut st, client.pending_bytes()) {
                         continue;
                     }
                     st.probing = true;
-                    client.outbound.mark_stuck();
-                    let delay = st.retry_delay.max(RETRY_MIN);
-                    st.retry_delay = (delay * 2).min(RETRY_MAX);
+                    let delay = blocked(&client, &mut st);
                     drop(st);
                     self.park(client, delay);
                     return;
@@ -367,6 +361,30 @@ impl Writer {
                 }
             }
         }
+    }
+
+    /// A write found `client`'s socket full. Whether it has been blocked, with no progress,
+    /// for `write_deadline`: then it is closed as a slow consumer (logged once, with the
+    /// `pending` bytes), and the caller's next turn discards its queue.
+    fn past_write_deadline(&self, client: &Client, st: &mut WriteState, pending: usize) -> bool {
+        let now = Instant::now();
+        let since = *st.blocked_since.get_or_insert(now);
+        // Relaxed: a setting, changed by a reload; any recent value will do.
+        let deadline = Duration::from_nanos(self.write_deadline.load(Ordering::Relaxed));
+        if now.duration_since(since) < deadline {
+            return false;
+        }
+        if client.abort(CloseReason::SlowConsumerWriteDeadline) {
+            log::warn!(
+                "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded with {} bytes \
+                 pending (client name {:?})",
+                client.log_prefix(),
+                deadline,
+                pending,
+                client.name()
+            );
+        }
+        true
     }
 
     /// The TLS variant of [`Writer::flush`]: gather batches, encrypt them under the
@@ -422,26 +440,11 @@ impl Writer {
                     }
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                        let now = Instant::now();
-                        let since = *st.blocked_since.get_or_insert(now);
-                        let deadline =
-                            Duration::from_nanos(self.write_deadline.load(Ordering::Relaxed));
-                        if now.duration_since(since) >= deadline {
-                            if client.abort(CloseReason::SlowConsumerWriteDeadline) {
-                                log::warn!(
-                                    "{} - Slow Consumer Detected: WriteDeadline of {:?} \
-                                     exceeded with {} bytes pending (client name {:?})",
-                                    client.log_prefix(),
-                                    deadline,
-                                    client.pending_bytes() + st.tls_out.len() - st.tls_off,
-                                    client.name()
-                                );
-                            }
+                        let pending = client.pending_bytes() + st.tls_out.len() - st.tls_off;
+                        if self.past_write_deadline(&client, &mut st, pending) {
                             continue;
                         }
-                        client.outbound.mark_stuck();
-                        let delay = st.retry_delay.max(RETRY_MIN);
-                        st.retry_delay = (delay * 2).min(RETRY_MAX);
+                        let delay = blocked(&client, &mut st);
                         drop(st);
                         self.park(client, delay);
                         return;
