@@ -206,6 +206,14 @@ impl Shared {
         self.closed_by_reason[reason.index()].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The connected clients, copied out of the registry: the caller may then take any
+    /// lock or wait (e.g. `Client::abort` waits for a write in progress) without holding a
+    /// registry shard lock, which a departing reader needs (see the lock order in
+    /// docs/architecture.md).
+    pub fn client_list(&self) -> Vec<Arc<Client>> {
+        self.clients.iter().map(|e| e.value().clone()).collect()
+    }
+
     /// Whether shutdown has started.
     pub fn is_shutting_down(&self) -> bool {
         self.shutting_down.load(Ordering::Acquire)
@@ -417,12 +425,7 @@ impl Server {
         log::info!("Entering lame duck mode, stop accepting new clients");
         self.stop_accepting();
         let config = self.shared.config();
-        let clients: Vec<Arc<Client>> = self
-            .shared
-            .clients
-            .iter()
-            .map(|e| e.value().clone())
-            .collect();
+        let clients: Vec<Arc<Client>> = self.shared.client_list();
         if clients.is_empty() {
             return;
         }
@@ -468,12 +471,7 @@ impl Server {
         }
         self.stop_accepting();
         // (2) Close every client gracefully.
-        let clients: Vec<Arc<Client>> = self
-            .shared
-            .clients
-            .iter()
-            .map(|e| e.value().clone())
-            .collect();
+        let clients: Vec<Arc<Client>> = self.shared.client_list();
         for c in &clients {
             c.close(CloseReason::ServerShutdown);
         }
@@ -487,15 +485,8 @@ impl Server {
             }
         };
         wait_empty(SHUTDOWN_GRACE);
-        // Collected first, as above: `abort` may wait for a writer's write to finish, and no
-        // registry lock may be held meanwhile (a departing reader needs it; see the lock
-        // order in docs/architecture.md).
-        let stragglers: Vec<Arc<Client>> = self
-            .shared
-            .clients
-            .iter()
-            .map(|e| e.value().clone())
-            .collect();
+        // Collected first (see `client_list`): `abort` may wait for a write to finish.
+        let stragglers: Vec<Arc<Client>> = self.shared.client_list();
         for c in &stragglers {
             c.abort(CloseReason::ServerShutdown);
         }
