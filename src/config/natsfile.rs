@@ -48,6 +48,7 @@ pub(super) const BEAVER_KEYS: &[&str] = &[
     "authorization",
     "no_auth_user",
     "tls",
+    "cluster",
 ];
 
 /// Security keys that beaver will implement but does not yet (accounts): accepted with a
@@ -67,7 +68,6 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "https",
     "https_port",
     "http_base_path",
-    "cluster",
     "gateway",
     "leaf",
     "leafnodes",
