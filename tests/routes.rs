@@ -640,3 +640,64 @@ fn cluster_authorization() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `/routez` and `/varz` show the route, its remote id and its interest.
+#[test]
+fn routez_and_varz_show_the_routes() {
+    let a = ServerProcess::beaver(&[
+        "-m",
+        "-1",
+        "-n",
+        "A",
+        "--cluster",
+        "nats://127.0.0.1:-1",
+        "--cluster_name",
+        "t",
+    ]);
+    let needle = "Listening for route connections on ";
+    assert!(a.wait_for_log(needle));
+    let port: u16 = a
+        .log_lines()
+        .iter()
+        .find_map(|l| {
+            l.split(needle)
+                .nth(1)?
+                .trim()
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap();
+    let b = node(Kind::Beaver, "B", &[port]).unwrap();
+    let mut client = b.server.raw();
+    client.exchange(b"CONNECT {\"verbose\":false}\r\nSUB watched q1 1\r\nPING\r\n");
+    let m = a.monitor_port();
+    let routez = common::poll_json(m, "/routez?subs=1", "B's interest", |d| {
+        d["routes"][0]["subscriptions_list"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|s| s == "watched q1"))
+    });
+    let r = &routez["routes"][0];
+    assert_eq!(routez["num_routes"], 1);
+    assert_eq!(r["remote_id"], client.info["server_id"]);
+    assert_eq!(r["did_solicit"], false);
+    assert_eq!(r["is_configured"], false);
+    assert_eq!(r["ip"], "127.0.0.1");
+    for k in [
+        "rid",
+        "port",
+        "pending_size",
+        "in_msgs",
+        "out_msgs",
+        "in_bytes",
+        "out_bytes",
+        "subscriptions",
+    ] {
+        assert!(r[k].is_u64(), "{k} in {r}");
+    }
+    let varz = common::get_json(m, "/varz");
+    assert_eq!(varz["routes"], 1);
+    assert_eq!(varz["cluster"]["name"], "t");
+    assert_eq!(varz["cluster"]["cluster_port"], port);
+}
