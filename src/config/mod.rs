@@ -195,11 +195,14 @@ impl Default for Config {
     }
 }
 
+/// A parsed route URL: credentials (user, password), host, port.
+pub type RouteUrl = (Option<(String, String)>, String, i32);
+
 /// Splits a route URL (`nats://[user:pass@]HOST:PORT`, the scheme optional) into its
 /// credentials, host and port. The port may be -1 (random) only for a listen address.
 ///
 /// Errors: a missing or non-numeric port, or an empty host, as a message.
-pub fn parse_route_url(url: &str) -> Result<(Option<(String, String)>, String, i32), String> {
+pub fn parse_route_url(url: &str) -> Result<RouteUrl, String> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let rest = rest.trim_end_matches('/');
     let (creds, hostport) = match rest.rsplit_once('@') {
