@@ -12,6 +12,8 @@
 //! - [`outbound`]: the per-client lock-free outbound queue and the batches it carries;
 //! - [`writer`]: the fixed pool of writer threads that drain queues into sockets;
 //! - [`server`]: shared state, the acceptor, start-up and shutdown;
+//! - [`route`]: clustering: the route protocol between servers (nats-server 2.9's), remote
+//!   interest, forwarding;
 //! - [`monitor`]: the HTTP monitoring endpoints (`/varz`, `/connz`, `/subsz`, ...,
 //!   `/metrics`), as nats-server serves them;
 //! - [`auth`]: authentication (`CONNECT` credentials, bcrypt), publish/subscribe
@@ -33,6 +35,7 @@ pub mod monitor;
 pub mod outbound;
 pub mod protocol;
 pub mod reload;
+pub mod route;
 pub mod runfiles;
 pub mod server;
 pub mod signals;

@@ -101,6 +101,13 @@ fn check_fixed(old: &Config, new: &Config) -> Result<(), String> {
                 .into(),
         );
     }
+    // beaver does not reload cluster settings (nats-server reloads routes and a few
+    // cluster options); without the values: they hold the cluster password.
+    if old.cluster != new.cluster {
+        return Err(
+            "config reload not supported for Cluster: restart the server to change it".into(),
+        );
+    }
     Ok(())
 }
 

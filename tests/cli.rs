@@ -471,8 +471,8 @@ fn unknown_key_is_an_error_with_its_line() {
     // A table is an unknown key too.
     assert_bad_config(
         "table.toml",
-        "port = 4222\n\n[cluster]\nport = 6222\n",
-        &["cluster", "line 3"],
+        "port = 4222\n\n[gateway]\nport = 7222\n",
+        &["gateway", "line 3"],
     );
 }
 

@@ -74,6 +74,12 @@ pub enum CloseReason {
     ServerError,
     /// The TLS handshake failed or timed out.
     TlsHandshakeError,
+    /// A second route to the same server, or a route to this server itself.
+    DuplicateRoute,
+    /// A route from a server of another cluster.
+    ClusterNameConflict,
+    /// A client connected to the route port.
+    WrongPort,
 }
 
 impl CloseReason {
@@ -98,11 +104,14 @@ impl CloseReason {
             CloseReason::NoRespondersRequiresHeaders => "No Responders Requires Headers",
             CloseReason::ServerError => "Server Error",
             CloseReason::TlsHandshakeError => "TLS Handshake Failure",
+            CloseReason::DuplicateRoute => "Duplicate Route",
+            CloseReason::ClusterNameConflict => "Cluster Name Conflict",
+            CloseReason::WrongPort => "Incorrect Port",
         }
     }
 
     /// Every reason, in declaration order (`ALL[r.index()] == r`).
-    pub const ALL: [CloseReason; 18] = [
+    pub const ALL: [CloseReason; 21] = [
         CloseReason::ClientClosed,
         CloseReason::AuthenticationTimeout,
         CloseReason::AuthenticationViolation,
@@ -121,6 +130,9 @@ impl CloseReason {
         CloseReason::NoRespondersRequiresHeaders,
         CloseReason::ServerError,
         CloseReason::TlsHandshakeError,
+        CloseReason::DuplicateRoute,
+        CloseReason::ClusterNameConflict,
+        CloseReason::WrongPort,
     ];
 
     /// This reason's position in [`CloseReason::ALL`] (0-based), for arrays of counters
@@ -320,6 +332,9 @@ pub struct Client {
     /// never done under it, and no other lock is taken under it (lock order:
     /// `Client::write` → `Client::tls`; see docs/architecture.md, "TLS").
     pub(crate) tls: Option<Mutex<rustls::ServerConnection>>,
+    /// This connection is a route to another server, not a client (set before it is
+    /// shared; see [`Client::into_route`]).
+    route: bool,
 }
 
 const OPEN: u8 = 0;
@@ -361,7 +376,21 @@ impl Client {
             stats: ClientStats::default(),
             max_pending,
             tls: tls.map(Mutex::new),
+            route: false,
         }
+    }
+
+    /// Marks a new connection as a route (`crate::route`): its subscriptions are remote
+    /// interest, publishers send it `RMSG` instead of `MSG`, and logs say `rid`.
+    pub(crate) fn into_route(mut self) -> Self {
+        self.route = true;
+        self
+    }
+
+    /// Whether this connection is a route to another server.
+    #[inline]
+    pub fn is_route(&self) -> bool {
+        self.route
     }
 
     /// Whether this connection uses TLS.
@@ -635,6 +664,9 @@ impl Client {
     /// Once `CONNECT` gave a version, lang or name, nats-server appends them quoted, as
     /// `- "v1.30.0:go:my-service"`; so does beaver.
     pub fn log_prefix(&self) -> String {
+        if self.route {
+            return format!("{} - rid:{}", self.addr, self.cid);
+        }
         let id = self.identity.lock();
         let mut ncs = String::new();
         if !id.version.is_empty() {

@@ -906,7 +906,14 @@ impl Connection {
             // docs/architecture.md); nothing else is held here.
             match self.account.sublist.insert(sub.clone()) {
                 Ok(()) => {
-                    subs.insert(sid.into(), sub);
+                    subs.insert(sid.into(), sub.clone());
+                    drop(subs);
+                    // ROUTES: tell the cluster (after the client's sid map is released).
+                    crate::route::local_sub_added(&self.shared, &sub);
+                    if self.opts.verbose {
+                        self.send_traced(protocol::OK, "OK");
+                    }
+                    return;
                 }
                 Err(SublistError::InvalidSubject) => {
                     drop(subs);
@@ -990,7 +997,7 @@ impl Connection {
                 _ => true,
             };
             if now {
-                unsubscribe(&sub);
+                unsubscribe(&self.shared, &sub);
             }
         }
     }
@@ -1026,14 +1033,7 @@ impl Connection {
         if self.opts.verbose {
             self.send_traced(protocol::OK, "OK");
         }
-        let mut msg = Message {
-            publish: p,
-            chunk,
-            payload_at: start + p.payload_offset,
-            shared: None,
-            // Only needed (and only formatted) for HPUB.
-            stripped_size: SizeToken::new(p.headers.map_or(0, |(h, _)| p.payload.len() - h)),
-        };
+        let mut msg = Message::new(p, chunk, start + p.payload_offset);
         let delivered = self.route(&mut msg);
         if !delivered && self.opts.no_responders {
             if let Some(reply) = p.reply {
@@ -1043,43 +1043,29 @@ impl Connection {
         Ok(())
     }
 
-    /// Delivers a message to every matching subscription; returns whether anyone got it.
+    /// Delivers a message to every matching subscription, local or on a route; returns
+    /// whether anyone got it.
     fn route(&mut self, msg: &mut Message<'_, '_>) -> bool {
         let shared = &*self.shared;
-        // The publisher's account's table: subjects do not cross accounts.
-        let sublist = &self.account.sublist;
-        let result = self
-            .cache
-            .get(sublist)
-            .matches(sublist, msg.publish.subject);
-        if result.is_empty() {
-            return false;
-        }
-        let mut d = Deliverer {
-            shared,
-            outbox: &mut self.outbox,
+        // The publisher's account: its table, and its name on routes. Subjects do not
+        // cross accounts.
+        let account = &self.account;
+        let ctx = DeliveryContext {
             publisher: self.client.cid,
             echo: self.opts.echo,
             trace: self.trace,
+            origin: Origin::Client {
+                account: &account.name,
+            },
         };
-        let mut delivered = false;
-        for sub in &result.plain {
-            delivered |= d.deliver(sub, msg);
-        }
-        for group in &result.groups {
-            // One member per group, chosen at random so load spreads evenly. fastrand keeps
-            // its state in a thread-local: no shared counter between publishers. If the
-            // chosen member cannot take it (closing, echo), try the next one.
-            let n = group.members.len();
-            let first = if n > 1 { fastrand::usize(..n) } else { 0 };
-            for i in 0..n {
-                if d.deliver(&group.members[(first + i) % n], msg) {
-                    delivered = true;
-                    break;
-                }
-            }
-        }
-        delivered
+        deliver_message(
+            shared,
+            &account.sublist,
+            &mut self.cache,
+            &mut self.outbox,
+            msg,
+            &ctx,
+        )
     }
 
     /// A request nobody can answer: tell the requester with a 503 status message, sent to
@@ -1243,12 +1229,14 @@ impl Connection {
         let subs: Vec<Arc<Subscription>> = std::mem::take(&mut *self.client.subs.lock())
             .into_values()
             .collect();
-        for sub in &subs {
-            sub.close();
-        }
+        // The ones this call closed (an auto-unsubscribe on another thread may have won
+        // some): each subscription's interest is withdrawn exactly once.
+        let closed: Vec<&Arc<Subscription>> = subs.iter().filter(|s| s.close()).collect();
         // One generation bump for all of them (see `Sublist::remove_many`). They are all in
         // this connection's account (see `login`).
         self.account.sublist.remove_many(subs.iter());
+        // ROUTES: withdraw the interest from the cluster.
+        crate::route::local_subs_removed(&self.shared, &closed);
         let reason = self.client.close_reason().unwrap_or(reason);
         self.shared.depart(&self.client, reason, &subs);
         log::debug!(
@@ -1409,16 +1397,19 @@ fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
     }
 }
 
-/// Removes a subscription from its client and the table (idempotent; any thread).
-pub(crate) fn unsubscribe(sub: &Arc<Subscription>) {
+/// Removes a subscription from its client and its account's table, and withdraws its
+/// interest from the cluster (idempotent; any thread).
+pub(crate) fn unsubscribe(shared: &Shared, sub: &Arc<Subscription>) {
     if sub.close() {
         sub.client.remove_sub_if(&sub.sid, sub);
         sub.account.sublist.remove(sub);
+        // ROUTES: withdraw the interest from the cluster.
+        crate::route::local_subs_removed(shared, &[sub]);
     }
 }
 
 /// One message being routed.
-struct Message<'p, 'b> {
+pub(crate) struct Message<'p, 'b> {
     publish: &'p Publish<'b>,
     /// The frozen read buffer the publish was parsed from.
     chunk: &'p Bytes,
@@ -1428,6 +1419,160 @@ struct Message<'p, 'b> {
     shared: Option<Bytes>,
     /// For subscribers without headers support: the body size, formatted once.
     stripped_size: SizeToken,
+}
+
+impl<'p, 'b> Message<'p, 'b> {
+    /// A message whose payload is at `payload_at` in the frozen read buffer `chunk`.
+    pub(crate) fn new(publish: &'p Publish<'b>, chunk: &'p Bytes, payload_at: usize) -> Self {
+        Message {
+            publish,
+            chunk,
+            payload_at,
+            shared: None,
+            // Only needed (and only formatted) for messages with headers.
+            stripped_size: SizeToken::new(
+                publish
+                    .headers
+                    .map_or(0, |(h, _)| publish.payload.len().saturating_sub(h)),
+            ),
+        }
+    }
+
+    /// The payload as one `Bytes` every destination can share (see `share`).
+    fn shared_payload(&mut self) -> Bytes {
+        let (chunk, at, len) = (self.chunk, self.payload_at, self.publish.payload.len());
+        self.shared
+            .get_or_insert_with(|| share(chunk, at, len))
+            .clone()
+    }
+}
+
+/// Where a message comes from, which decides where it may go (nats-server's
+/// `processMsgResults`).
+pub(crate) enum Origin<'q> {
+    /// A client of this server, in `account`: local subscribers, and once to each route with
+    /// interest (with the queue groups this server picked that route for).
+    Client {
+        /// The publisher's account name.
+        account: &'q str,
+    },
+    /// A route: local subscribers only, never another route; queue groups only those the
+    /// sending server listed (it picked this server for them).
+    Route {
+        /// The queue groups named in `RMSG`.
+        queues: &'q [&'q [u8]],
+    },
+}
+
+/// Who publishes, for [`deliver_message`].
+pub(crate) struct DeliveryContext<'q> {
+    /// The publishing connection's cid (a route's rid for routed messages).
+    pub publisher: u64,
+    /// Whether the publisher gets its own messages.
+    pub echo: bool,
+    /// Trace deliveries.
+    pub trace: bool,
+    /// See [`Origin`].
+    pub origin: Origin<'q>,
+}
+
+/// A route picked for a message, and the queue groups it must deliver to.
+struct RouteTarget<'r> {
+    client: &'r Arc<Client>,
+    queues: smallvec::SmallVec<[&'r [u8]; 4]>,
+}
+
+/// Delivers `msg` to every subscription of `sublist` that matches it, staging the output in
+/// `outbox`: plain subscriptions each get a copy, each queue group one (a random member,
+/// local or a route), and each route with interest one `RMSG` (client publishes only).
+/// Returns whether anyone got it (a route counts: it has a subscriber).
+pub(crate) fn deliver_message(
+    shared: &Shared,
+    sublist: &crate::subjects::Sublist<Subscription>,
+    cache: &mut MatchCache<Subscription>,
+    outbox: &mut Outbox,
+    msg: &mut Message<'_, '_>,
+    ctx: &DeliveryContext<'_>,
+) -> bool {
+    let result = cache.get(sublist).matches(sublist, msg.publish.subject);
+    if result.is_empty() {
+        return false;
+    }
+    let from_route = matches!(ctx.origin, Origin::Route { .. });
+    let mut targets: smallvec::SmallVec<[RouteTarget<'_>; 4]> = smallvec::SmallVec::new();
+    let mut d = Deliverer {
+        shared,
+        outbox,
+        publisher: ctx.publisher,
+        echo: ctx.echo,
+        trace: ctx.trace,
+    };
+    let mut delivered = false;
+    for sub in &result.plain {
+        if sub.client.is_route() {
+            // ROUTES: remote interest. A routed message never goes to another route.
+            if !from_route && !sub.client.is_closing() {
+                route_target(&mut targets, &sub.client);
+            }
+            continue;
+        }
+        delivered |= d.deliver(sub, msg);
+    }
+    for group in &result.groups {
+        if let Origin::Route { queues } = ctx.origin {
+            if !queues.contains(&&*group.name) {
+                continue;
+            }
+        }
+        // One member per group, chosen at random so load spreads evenly. fastrand keeps
+        // its state in a thread-local: no shared counter between publishers. If the
+        // chosen member cannot take it (closing, echo), try the next one.
+        let n = group.members.len();
+        let first = if n > 1 { fastrand::usize(..n) } else { 0 };
+        for i in 0..n {
+            let member = &group.members[(first + i) % n];
+            if member.client.is_route() {
+                // ROUTES: a member on another server; that server delivers to one of its
+                // members (we list the group in the RMSG).
+                if from_route || member.client.is_closing() {
+                    continue;
+                }
+                let t = route_target(&mut targets, &member.client);
+                targets[t].queues.push(&group.name);
+                delivered = true;
+                break;
+            }
+            if d.deliver(member, msg) {
+                delivered = true;
+                break;
+            }
+        }
+    }
+    if let Origin::Client { account } = ctx.origin {
+        for t in &targets {
+            d.forward(t, account, msg);
+            delivered = true;
+        }
+    }
+    delivered
+}
+
+/// The index of `client`'s entry in `targets`, added if new (a route gets one RMSG per
+/// message however many of its subscriptions match).
+fn route_target<'r>(
+    targets: &mut smallvec::SmallVec<[RouteTarget<'r>; 4]>,
+    client: &'r Arc<Client>,
+) -> usize {
+    match targets.iter().position(|t| t.client.cid == client.cid) {
+        Some(i) => i,
+        None => {
+            targets.push(RouteTarget {
+                client,
+                queues: smallvec::SmallVec::new(),
+            });
+            targets.len() - 1
+        }
+    }
 }
 
 /// A decimal size formatted once, without allocating.
@@ -1454,7 +1599,7 @@ impl SizeToken {
 }
 
 /// Puts one message into subscribers' batches.
-struct Deliverer<'a> {
+pub(crate) struct Deliverer<'a> {
     shared: &'a Shared,
     outbox: &'a mut Outbox,
     publisher: u64,
@@ -1480,7 +1625,7 @@ impl Deliverer<'_> {
         }
         let claim = sub.claim();
         if claim == Claim::Exhausted {
-            unsubscribe(sub);
+            unsubscribe(self.shared, sub);
             return false;
         }
         let p = msg.publish;
@@ -1507,9 +1652,7 @@ impl Deliverer<'_> {
         );
         let line_end = batch.buf_mut().len();
         if payload.len() >= SHARE_MIN {
-            let whole = msg
-                .shared
-                .get_or_insert_with(|| share(msg.chunk, msg.payload_at, p.payload.len()));
+            let whole = msg.shared_payload();
             batch.push_shared(whole.slice(skip..));
         } else {
             batch.push(payload);
@@ -1528,9 +1671,47 @@ impl Deliverer<'_> {
         }
         self.outbox.add_staged(added);
         if claim == Claim::DeliverLast {
-            unsubscribe(sub);
+            unsubscribe(self.shared, sub);
         }
         true
+    }
+
+    /// Stages `msg` for a route as `RMSG`/`HMSG` (route protocol), with the queue groups
+    /// this server picked that route for. Headers always cross (nats-server 2.9 routes
+    /// support them).
+    fn forward(&mut self, t: &RouteTarget<'_>, account: &str, msg: &mut Message<'_, '_>) {
+        let p = msg.publish;
+        let batch = self.outbox.batch_for(t.client, &self.shared.pool);
+        let before = batch.buf_mut().len();
+        crate::route::protocol::write_rmsg_line(
+            batch.buf_mut(),
+            &crate::route::protocol::RmsgLine {
+                account: account.as_bytes(),
+                subject: p.subject,
+                reply: p.reply,
+                queues: &t.queues,
+                header_token: p.headers.map(|(_, t)| t),
+                size_token: p.size_token,
+            },
+        );
+        let line_end = batch.buf_mut().len();
+        if p.payload.len() >= SHARE_MIN {
+            batch.push_shared(msg.shared_payload());
+        } else {
+            batch.push(p.payload);
+        }
+        batch.push(b"\r\n");
+        batch.count_msg(p.payload.len());
+        let added = batch.buf_mut().len() - before;
+        if self.trace {
+            let line = &batch.buf_mut()[before..line_end - 2];
+            log::trace!(
+                "{} - ->> [{}]",
+                t.client.log_prefix(),
+                String::from_utf8_lossy(line)
+            );
+        }
+        self.outbox.add_staged(added);
     }
 }
 

@@ -132,6 +132,35 @@ pub struct Cli {
     /// Client certificate CA for verification (PEM)
     #[arg(long = "tlscacert", value_name = "FILE")]
     pub tlscacert: Option<PathBuf>,
+
+    /// Cluster URL for solicited routes: the route listen address (nats://HOST:PORT)
+    #[arg(long = "cluster", value_name = "URL")]
+    pub cluster: Option<String>,
+
+    /// Cluster URL from which members can solicit routes (same as --cluster)
+    #[arg(long = "cluster_listen", value_name = "URL")]
+    pub cluster_listen: Option<String>,
+
+    /// Routes to solicit and connect, comma separated (nats://HOST:PORT[,...])
+    #[arg(long = "routes", value_name = "URLS")]
+    pub routes: Option<String>,
+
+    /// Cluster name (default: a random one)
+    #[arg(long = "cluster_name", value_name = "NAME")]
+    pub cluster_name: Option<String>,
+
+    /// Do not advertise known cluster information to clients
+    #[arg(long = "no_advertise", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true")]
+    pub no_advertise: Option<bool>,
+
+    /// Cluster URL to advertise to other servers (HOST:PORT)
+    #[arg(long = "cluster_advertise", value_name = "HOST:PORT")]
+    pub cluster_advertise: Option<String>,
+
+    /// Times an implicit route is retried before giving up
+    #[arg(long = "connect_retries", value_name = "N")]
+    pub connect_retries: Option<u32>,
 }
 
 /// Long flags of nats-server written with one dash (Go's flag package accepts `-name` as
@@ -159,6 +188,13 @@ const SINGLE_DASH_LONG: &[(&str, &str)] = &[
     ("writers", "writers"),
     ("version", "version"),
     ("help", "help"),
+    ("cluster", "cluster"),
+    ("cluster_listen", "cluster_listen"),
+    ("routes", "routes"),
+    ("cluster_name", "cluster_name"),
+    ("no_advertise", "no_advertise"),
+    ("cluster_advertise", "cluster_advertise"),
+    ("connect_retries", "connect_retries"),
 ];
 
 /// Rewrites nats-server's single-dash long flags (`-sd DIR`, `-sl ldm`,
@@ -204,6 +240,53 @@ impl Cli {
             ));
         }
         w
+    }
+
+    /// Applies the cluster flags (nats-server's `--cluster`, `--cluster_listen`, `--routes`,
+    /// `--cluster_name`, `--no_advertise`, `--cluster_advertise`, `--connect_retries`).
+    fn apply_cluster(&self, config: &mut Config) -> Result<(), ConfigError> {
+        let listen = self.cluster_listen.as_ref().or(self.cluster.as_ref());
+        let any = listen.is_some()
+            || self.routes.is_some()
+            || self.cluster_name.is_some()
+            || self.no_advertise.is_some()
+            || self.cluster_advertise.is_some()
+            || self.connect_retries.is_some();
+        if !any {
+            return Ok(());
+        }
+        let cluster = config.cluster.get_or_insert_with(|| super::Cluster {
+            host: "0.0.0.0".into(),
+            ..Default::default()
+        });
+        if let Some(url) = listen {
+            let (host, port) = super::parse_listen_url(url).map_err(|m| ConfigError {
+                message: format!("flag --cluster: {m}"),
+            })?;
+            cluster.host = host;
+            cluster.port = port;
+        }
+        if let Some(r) = &self.routes {
+            cluster.routes = r
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+        }
+        if let Some(n) = &self.cluster_name {
+            cluster.name = Some(n.clone());
+        }
+        if let Some(b) = self.no_advertise {
+            cluster.no_advertise = b;
+        }
+        if let Some(a) = &self.cluster_advertise {
+            cluster.advertise = Some(a.clone());
+        }
+        if let Some(n) = self.connect_retries {
+            cluster.connect_retries = n;
+        }
+        Ok(())
     }
 
     /// Applies the flags that were given on top of `config`.
@@ -272,6 +355,7 @@ impl Cli {
                 auth.token = Some(t.clone());
             }
         }
+        self.apply_cluster(config)?;
         // Any TLS flag turns TLS on (nats-server: --tlscert/--tlskey imply --tls).
         let tls_flags = self.tls
             || self.tlsverify

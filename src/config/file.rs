@@ -57,6 +57,35 @@ pub(super) struct FileConfig {
     ports_file_dir: Option<Spanned<String>>,
     lame_duck_duration: Option<Spanned<Seconds>>,
     lame_duck_grace_period: Option<Spanned<Seconds>>,
+    cluster: Option<Spanned<FileCluster>>,
+}
+
+/// `[cluster]`: nats-server's `cluster` block.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCluster {
+    name: Option<String>,
+    /// `host:port`, or a port alone.
+    listen: Option<Spanned<HostPort>>,
+    host: Option<String>,
+    port: Option<Spanned<i64>>,
+    routes: Option<Vec<String>>,
+    no_advertise: Option<bool>,
+    /// nats-server's `cluster_advertise` (`advertise` is its alias).
+    #[serde(alias = "advertise")]
+    cluster_advertise: Option<String>,
+    connect_retries: Option<Spanned<i64>>,
+    authorization: Option<FileClusterAuth>,
+}
+
+/// `cluster.authorization`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileClusterAuth {
+    user: Option<String>,
+    #[serde(alias = "pass")]
+    password: Option<String>,
+    timeout: Option<Spanned<Seconds>>,
 }
 
 /// `[authorization]`: nats-server's `authorization` block.
@@ -695,6 +724,80 @@ pub(super) fn apply(
             return Err(err("tls", span, "`verify` needs `ca_file`".into()));
         }
         config.tls = Some(tls);
+    }
+    if let Some(c) = file.cluster {
+        let span = c.span();
+        let c = c.into_inner();
+        let mut cluster = super::Cluster {
+            host: "0.0.0.0".into(),
+            ..Default::default()
+        };
+        cluster.name = c.name;
+        if let Some(h) = c.host {
+            cluster.host = h;
+        }
+        if let Some(p) = c.port {
+            let pspan = p.span();
+            let n = p.into_inner();
+            if !(-1..=65535).contains(&n) {
+                return Err(err(
+                    "cluster.port",
+                    pspan,
+                    format!("{n} is out of range (-1 to 65535)"),
+                ));
+            }
+            cluster.port = n as i32;
+        }
+        if let Some(l) = c.listen {
+            let lspan = l.span();
+            match l.into_inner().0 {
+                Ok((host, port)) if (-1..=65535).contains(&port) => {
+                    if let Some(h) = host {
+                        cluster.host = h;
+                    }
+                    cluster.port = port as i32;
+                }
+                Ok((_, port)) => {
+                    return Err(err(
+                        "cluster.listen",
+                        lspan,
+                        format!("{port} is out of range (-1 to 65535)"),
+                    ))
+                }
+                Err(m) => return Err(err("cluster.listen", lspan, m)),
+            }
+        }
+        for r in c.routes.unwrap_or_default() {
+            if let Err(m) = super::parse_route_url(&r) {
+                return Err(err("cluster.routes", span.clone(), m));
+            }
+            cluster.routes.push(r);
+        }
+        cluster.no_advertise = c.no_advertise.unwrap_or(false);
+        cluster.advertise = c.cluster_advertise;
+        if let Some(n) = c.connect_retries {
+            let nspan = n.span();
+            cluster.connect_retries = u32::try_from(n.into_inner()).map_err(|_| {
+                err(
+                    "cluster.connect_retries",
+                    nspan,
+                    "must be a non-negative number".into(),
+                )
+            })?;
+        }
+        if let Some(a) = c.authorization {
+            let mut auth = super::ClusterAuth {
+                user: a.user.unwrap_or_default(),
+                password: a.password.unwrap_or_default(),
+                timeout: super::DEFAULT_AUTH_TIMEOUT,
+            };
+            if let Some(v) = a.timeout {
+                let (d, _) = duration!("cluster.authorization.timeout", v);
+                auth.timeout = d;
+            }
+            cluster.authorization = Some(auth);
+        }
+        config.cluster = Some(cluster);
     }
     if let Some(v) = file.pid_file {
         config.pid_file = Some(PathBuf::from(v.into_inner()));

@@ -117,6 +117,51 @@ pub struct Config {
     /// Lame-duck mode waits this long before it closes the first client
     /// (`lame_duck_grace_period`). Default 10 s; less than `lame_duck_duration`.
     pub lame_duck_grace_period: Duration,
+    /// Clustering (`cluster { ... }`, `[cluster]`, `--cluster`, `--routes`, ...); `None`:
+    /// no route listener, no routes (the default).
+    pub cluster: Option<Cluster>,
+}
+
+/// nats-server's default `connect_retries` for implicit routes: one attempt.
+pub const DEFAULT_CONNECT_RETRIES: u32 = 0;
+
+/// The `cluster` settings: where this server listens for routes from other servers and which
+/// servers it dials (nats-server's `ClusterOpts`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Cluster {
+    /// Cluster name (`name`, `--cluster_name`). `None`: a random name is made, and given up
+    /// for the name of a configured remote (nats-server's "dynamic" cluster name).
+    pub name: Option<String>,
+    /// Route listen host (`host`, from `--cluster nats://HOST:PORT`). Default `0.0.0.0`.
+    pub host: String,
+    /// Route listen port (`port`); -1 picks a random free port, as in nats-server.
+    pub port: i32,
+    /// Explicit routes to dial (`routes`, `--routes`), as URLs (`nats://[user:pass@]host:port`).
+    /// Redialled forever while configured.
+    pub routes: Vec<String>,
+    /// Do not advertise other servers' client URLs to clients (`no_advertise`,
+    /// `--no_advertise`).
+    pub no_advertise: bool,
+    /// `HOST:PORT` other servers should dial to reach this one (`cluster_advertise`,
+    /// `--cluster_advertise`); default: the address they reached us on.
+    pub advertise: Option<String>,
+    /// How many times an implicit (gossiped) route is retried (`connect_retries`,
+    /// `--connect_retries`); 0: one attempt. Explicit routes are retried forever.
+    pub connect_retries: u32,
+    /// Credentials required from (and, without user info in a route URL, sent to) other
+    /// servers (`authorization { user, password, timeout }`).
+    pub authorization: Option<ClusterAuth>,
+}
+
+/// `cluster { authorization { user, password, timeout } }`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClusterAuth {
+    /// User name routes must send in `CONNECT`.
+    pub user: String,
+    /// Password routes must send (plain text or a bcrypt hash).
+    pub password: String,
+    /// How long an accepted route has to send `CONNECT`; default 2 s, as for clients.
+    pub timeout: Duration,
 }
 
 impl Default for Config {
@@ -149,8 +194,49 @@ impl Default for Config {
             ports_file_dir: None,
             lame_duck_duration: DEFAULT_LAME_DUCK_DURATION,
             lame_duck_grace_period: DEFAULT_LAME_DUCK_GRACE_PERIOD,
+            cluster: None,
         }
     }
+}
+
+/// A parsed route URL: credentials (user, password), host, port.
+pub type RouteUrl = (Option<(String, String)>, String, i32);
+
+/// Splits a route URL (`nats://[user:pass@]HOST:PORT`, the scheme optional) into its
+/// credentials, host and port. The port may be -1 (random) only for a listen address.
+///
+/// Errors: a missing or non-numeric port, or an empty host, as a message.
+pub fn parse_route_url(url: &str) -> Result<RouteUrl, String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.trim_end_matches('/');
+    let (creds, hostport) = match rest.rsplit_once('@') {
+        Some((c, h)) => {
+            let (u, p) = c.split_once(':').unwrap_or((c, ""));
+            (Some((u.to_owned(), p.to_owned())), h)
+        }
+        None => (None, rest),
+    };
+    let (host, port) = hostport
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{url:?}: missing port"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port: i32 = port
+        .parse()
+        .map_err(|_| format!("{url:?}: invalid port {port:?}"))?;
+    if !(-1..=65535).contains(&port) {
+        return Err(format!(
+            "{url:?}: port {port} is out of range (-1 to 65535)"
+        ));
+    }
+    if host.is_empty() {
+        return Err(format!("{url:?}: missing host"));
+    }
+    Ok((creds, host.to_owned(), port))
+}
+
+/// The host and port of a `--cluster`/`--cluster_listen` URL.
+pub fn parse_listen_url(url: &str) -> Result<(String, i32), String> {
+    parse_route_url(url).map(|(_, h, p)| (h, p))
 }
 
 /// A configuration problem; the message names the file, line and key when there is one.

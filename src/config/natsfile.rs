@@ -49,6 +49,7 @@ pub(super) const BEAVER_KEYS: &[&str] = &[
     "no_auth_user",
     "accounts",
     "tls",
+    "cluster",
 ];
 
 /// Security keys that beaver will implement but does not yet: accepted with a warning and
@@ -68,7 +69,6 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "https",
     "https_port",
     "http_base_path",
-    "cluster",
     "gateway",
     "leaf",
     "leafnodes",

@@ -353,11 +353,12 @@ impl Handler {
                 }
             }
             "/routez" => {
-                if let Err(m) = query::decode_subs(&q) {
-                    return Reply::bad_request(m);
-                }
+                let subs = match query::decode_subs(&q) {
+                    Ok(s) => s != query::SubsMode::None,
+                    Err(m) => return Reply::bad_request(m),
+                };
                 self.count("/routez");
-                Reply::json(&q, json::to_go_json(&varz::routez(&self.shared)))
+                Reply::json(&q, json::to_go_json(&varz::routez(&self.shared, subs)))
             }
             "/subsz" | "/subscriptionsz" => {
                 self.count("/subsz");

@@ -101,8 +101,9 @@ pub struct Varz {
     pub max_payload: usize,
     /// `max_pending` in bytes.
     pub max_pending: usize,
-    /// Clustering: not supported, `{}`.
-    pub cluster: Empty,
+    /// Clustering: the cluster's name, route address and configured routes (`{}` without
+    /// a cluster), as nats-server's `ClusterOptsVarz`.
+    pub cluster: ClusterVarz,
     /// Gateways: not supported, `{}`.
     pub gateway: Empty,
     /// Leaf nodes: not supported, `{}`.
@@ -135,9 +136,9 @@ pub struct Varz {
     pub connections: usize,
     /// Connections accepted since start.
     pub total_connections: u64,
-    /// Routes: 0 (no clustering).
+    /// Registered routes.
     pub routes: u32,
-    /// Remotes: 0 (no clustering).
+    /// Remote servers (one per registered route).
     pub remotes: u32,
     /// Leaf nodes: 0.
     pub leafnodes: u32,
@@ -179,6 +180,9 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
     let config = shared.config();
     let now = SystemTime::now();
     let totals = Totals::of(shared);
+    let num_routes = shared.routes.as_ref().map_or(0, |r| {
+        u32::try_from(r.registered().len()).unwrap_or(u32::MAX)
+    });
     let t = totals.traffic;
     let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     Varz {
@@ -206,7 +210,7 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         max_control_line: config.max_control_line,
         max_payload: config.max_payload,
         max_pending: config.max_pending,
-        cluster: Empty {},
+        cluster: ClusterVarz::of(shared),
         gateway: Empty {},
         leaf: Empty {},
         mqtt: Empty {},
@@ -224,8 +228,8 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         cpu: extras.cpu,
         connections: totals.connections,
         total_connections: totals.total_connections,
-        routes: 0,
-        remotes: 0,
+        routes: num_routes,
+        remotes: num_routes,
         leafnodes: 0,
         in_msgs: t.in_msgs,
         out_msgs: t.out_msgs,
@@ -239,26 +243,153 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
     }
 }
 
-/// The `/routez` document: no routes until beaver clusters (nats-server's `Routez`).
+/// `/varz` `cluster` (nats-server's `ClusterOptsVarz`; empty fields are left out).
+#[derive(Debug, Serialize, Default)]
+pub struct ClusterVarz {
+    /// Cluster name.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Route listen host.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub addr: String,
+    /// Route listen port.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cluster_port: u16,
+    /// Route authentication timeout, in seconds.
+    #[serde(skip_serializing_if = "is_zero", serialize_with = "go_float")]
+    pub auth_timeout: f64,
+    /// Configured routes (`HOST:PORT`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
+}
+
+impl ClusterVarz {
+    /// The cluster section of `shared` (default: `{}`).
+    pub fn of(shared: &Shared) -> ClusterVarz {
+        let Some(r) = &shared.routes else {
+            return ClusterVarz::default();
+        };
+        ClusterVarz {
+            name: r.name(),
+            addr: r.config.host.clone(),
+            cluster_port: r.listen_addr.port(),
+            auth_timeout: r
+                .config
+                .authorization
+                .as_ref()
+                .map_or(0.0, |a| a.timeout.as_secs_f64()),
+            urls: r
+                .config
+                .routes
+                .iter()
+                .filter_map(|u| crate::config::parse_route_url(u).ok())
+                .map(|(_, h, p)| format!("{h}:{p}"))
+                .collect(),
+        }
+    }
+}
+
+/// The `/routez` document (nats-server's `Routez`).
 #[derive(Debug, Serialize)]
 pub struct Routez {
     /// This server's id.
     pub server_id: String,
     /// Now.
     pub now: GoTime,
-    /// 0.
+    /// Route connections.
     pub num_routes: u32,
-    /// Empty.
-    pub routes: Vec<Empty>,
+    /// One entry per route connection.
+    pub routes: Vec<RouteInfoz>,
 }
 
-/// Builds `/routez`.
-pub fn routez(shared: &Shared) -> Routez {
+/// One route in `/routez` (nats-server's `RouteInfo`, the fields beaver has).
+#[derive(Debug, Serialize)]
+pub struct RouteInfoz {
+    /// Route id (shares the numbering of client ids, as in nats-server).
+    pub rid: u64,
+    /// The other server's id.
+    pub remote_id: String,
+    /// We dialled it.
+    pub did_solicit: bool,
+    /// It is one of our configured routes.
+    pub is_configured: bool,
+    /// Its IP address.
+    pub ip: String,
+    /// Its port (of this connection).
+    pub port: u16,
+    /// Last round trip (`1.234ms`), omitted until measured.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub rtt: String,
+    /// Bytes queued for it.
+    pub pending_size: usize,
+    /// Messages received from it.
+    pub in_msgs: u64,
+    /// Messages sent to it.
+    pub out_msgs: u64,
+    /// Payload bytes received from it.
+    pub in_bytes: u64,
+    /// Payload bytes sent to it.
+    pub out_bytes: u64,
+    /// Its interest (subjects and queue groups it asked for).
+    pub subscriptions: u32,
+    /// With `subs=1`: that interest, as `subject` or `subject queue`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscriptions_list: Option<Vec<String>>,
+}
+
+/// Builds `/routez`; `subs`: list each route's interest.
+pub fn routez(shared: &Shared, subs: bool) -> Routez {
+    let mut routes: Vec<RouteInfoz> = shared
+        .routes
+        .as_ref()
+        .map(|r| r.all())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| {
+            let t = r.client.stats.snapshot();
+            let interest = r.subs.lock();
+            let list = subs.then(|| {
+                interest
+                    .keys()
+                    .map(|(_, s, q)| match q {
+                        Some(q) => format!(
+                            "{} {}",
+                            String::from_utf8_lossy(s),
+                            String::from_utf8_lossy(q)
+                        ),
+                        None => String::from_utf8_lossy(s).into_owned(),
+                    })
+                    .collect()
+            });
+            let rtt = r.client.rtt();
+            RouteInfoz {
+                rid: r.client.cid,
+                remote_id: r.remote_id(),
+                did_solicit: r.did_solicit,
+                is_configured: r.configured,
+                ip: r.client.addr.ip().to_string(),
+                port: r.client.addr.port(),
+                rtt: if rtt.is_zero() {
+                    String::new()
+                } else {
+                    super::json::go_rtt(rtt)
+                },
+                pending_size: r.client.pending_bytes(),
+                in_msgs: t.in_msgs,
+                out_msgs: t.out_msgs,
+                in_bytes: t.in_bytes,
+                out_bytes: t.out_bytes,
+                subscriptions: u32::try_from(interest.len()).unwrap_or(u32::MAX),
+                subscriptions_list: list,
+            }
+        })
+        .collect();
+    routes.sort_by_key(|r| r.rid);
     Routez {
         server_id: shared.server_id.clone(),
         now: GoTime(SystemTime::now()),
-        num_routes: 0,
-        routes: Vec::new(),
+        num_routes: u32::try_from(routes.len()).unwrap_or(u32::MAX),
+        routes,
     }
 }
 

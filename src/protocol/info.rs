@@ -45,6 +45,13 @@ pub struct ServerInfo {
     pub client_id: u64,
     /// This connection's remote IP address.
     pub client_ip: String,
+    /// The cluster's name, when clustering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// Every server's client URL (`HOST:PORT`), when clustering: clients discover the other
+    /// servers with it (updated by async `INFO` as servers join and leave).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connect_urls: Vec<String>,
     /// Lame-duck mode: the server will close this connection soon (async INFO only).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ldm: bool,
@@ -67,7 +74,7 @@ impl ServerInfo {
 /// Compact JSON with Go `encoding/json`'s string escaping (see the module docs). Only string
 /// contents pass through `write_string_fragment` and `write_char_escape`, so keys, numbers
 /// and punctuation are untouched.
-struct GoFormatter;
+pub(crate) struct GoFormatter;
 
 impl Formatter for GoFormatter {
     fn write_string_fragment<W>(&mut self, writer: &mut W, fragment: &str) -> io::Result<()>
@@ -154,6 +161,8 @@ mod tests {
             max_payload: 1048576,
             client_id: 7,
             client_ip: "127.0.0.1".into(),
+            cluster: None,
+            connect_urls: Vec::new(),
             ldm: false,
             beaver_version: "0.1.0",
         };
@@ -183,6 +192,8 @@ mod tests {
             max_payload: 1048576,
             client_id: 1,
             client_ip: "127.0.0.1".into(),
+            cluster: None,
+            connect_urls: Vec::new(),
             ldm: false,
             beaver_version: "0.1.0",
         };

@@ -11,7 +11,7 @@ mod parser;
 
 pub use connect::{ConnectError, ConnectOptions};
 pub use info::{generate_server_id, ServerInfo, NATS_VERSION};
-pub(crate) use info::{go_write_char_escape, go_write_string_fragment};
+pub(crate) use info::{go_write_char_escape, go_write_string_fragment, GoFormatter as GoJson};
 pub use msg::{write_msg_line, MsgLine};
 pub use parser::{parse_size, ClientOp, ParseError, Parser, PubLine, Publish, Step};
 

@@ -105,6 +105,8 @@ pub struct Shared {
     closed_by_reason: [AtomicU64; CloseReason::ALL.len()],
     next_cid: AtomicU64,
     shutting_down: AtomicBool,
+    /// The cluster (routes, interest counts), when `cluster` is configured.
+    pub routes: Option<crate::route::Routes>,
 }
 
 impl Shared {
@@ -240,6 +242,12 @@ impl Shared {
             max_payload: config.max_payload,
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
+            cluster: self.routes.as_ref().map(|r| r.name()),
+            connect_urls: self
+                .routes
+                .as_ref()
+                .map(|r| r.connect_urls())
+                .unwrap_or_default(),
             ldm,
             beaver_version: VERSION,
         }
@@ -251,6 +259,8 @@ impl Shared {
 pub struct Server {
     shared: Arc<Shared>,
     acceptor: Option<JoinHandle<()>>,
+    /// The route listener thread, when clustering.
+    route_acceptor: Option<JoinHandle<()>>,
     writers: Option<WriterPool>,
     monitor: Option<Monitor>,
 }
@@ -299,6 +309,24 @@ impl Server {
         }
         let listener = bind(&config.host, config.bind_port())?;
         let local_addr = listener.local_addr()?;
+        // Routes: the route port is bound before anything starts, so a bad address fails
+        // start-up (as nats-server).
+        let route_listener = match &config.cluster {
+            Some(c) if c.port != 0 => {
+                let port = if c.port < 0 { 0 } else { c.port as u16 };
+                let l = bind(&c.host, port)?;
+                Some(l)
+            }
+            _ => None,
+        };
+        let routes = match &route_listener {
+            Some(l) => {
+                let addr = l.local_addr()?;
+                let cluster = config.cluster.clone().unwrap_or_default();
+                Some(crate::route::Routes::new(cluster, addr, local_addr))
+            }
+            None => None,
+        };
         let monitor_listener = if config.monitoring() {
             Some(Monitor::bind(&config).map_err(StartError::Monitor)?)
         } else {
@@ -364,11 +392,24 @@ impl Server {
             config_generation: AtomicU64::new(0),
             lame_duck: AtomicBool::new(false),
             write_deadline,
+            routes,
         });
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
+        let route_acceptor = match (route_listener, &shared.routes) {
+            (Some(l), Some(r)) => {
+                log::info!("Cluster name is {}", r.name());
+                if r.is_dynamic() {
+                    log::warn!("Cluster name was dynamically generated, consider setting one");
+                }
+                log::info!("Listening for route connections on {}", r.listen_addr);
+                Some(crate::route::listen::start(&shared, l)?)
+            }
+            _ => None,
+        };
         let mut server = Server {
             shared,
             acceptor: Some(acceptor),
+            route_acceptor,
             writers: Some(writers),
             monitor: None,
         };
@@ -470,6 +511,18 @@ impl Server {
             m.stop();
         }
         self.stop_accepting();
+        // (1b) Stop the route listener and close every route (their readers remove the
+        // remote interest and leave).
+        if let Some(routes) = &self.shared.routes {
+            routes.close_all();
+            if let Some(a) = self.route_acceptor.take() {
+                let _ = TcpStream::connect_timeout(
+                    &wake_addr(routes.listen_addr),
+                    Duration::from_secs(1),
+                );
+                let _ = a.join();
+            }
+        }
         // (2) Close every client gracefully.
         let clients: Vec<Arc<Client>> = self.shared.client_list();
         for c in &clients {
@@ -491,6 +544,15 @@ impl Server {
             c.abort(CloseReason::ServerShutdown);
         }
         wait_empty(Duration::from_secs(1));
+        if let Some(routes) = &self.shared.routes {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !routes.is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            for r in routes.all() {
+                r.client.abort(CloseReason::ServerShutdown);
+            }
+        }
         // (4) Stop the writers.
         if let Some(w) = self.writers.take() {
             w.stop();

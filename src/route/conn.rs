@@ -1,0 +1,792 @@
+//! A route connection's reader thread: the handshake, then route operations until the
+//! connection ends (nats-server's `createRoute`, `processRouteInfo`, `processRouteConnect`,
+//! `processRemoteSub`, `processRemoteUnsub`, `processInboundRoutedMsg`).
+//!
+//! Handshake (as nats-server 2.9 does it): both sides send `INFO` as soon as the TCP
+//! connection is up; the dialing side sends `CONNECT` first. A server registers the route
+//! when the other's `INFO` arrives: a route to itself or a second route to the same server
+//! is closed (`Duplicate Route`); a different cluster name is refused (the accepting side
+//! answers the `CONNECT` with nats-server's `-ERR`). Once registered, the route gets all of
+//! our interest, the other routes hear of the new server (gossip: they dial it), and clients
+//! get an `INFO` with the new server's client URLs.
+//!
+//! Output goes through the route's `Client` and the writer pool; routed messages are
+//! delivered with the client path's `deliver_message` (local subscribers only).
+
+use super::protocol::{self, RouteConnect, RouteInfo, RouteOp, RoutedMsg};
+use super::{Remote, Route, Routes};
+use crate::client::reader::{deliver_message, DeliveryContext, Message, Origin};
+use crate::client::{Client, CloseReason, Outbox, Subscription};
+use crate::protocol::Publish;
+use crate::server::Shared;
+use crate::subjects::MatchCache;
+use bytes::BytesMut;
+use std::io::{ErrorKind, Read};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Largest routed message accepted (nats-server does not limit routes; beaver bounds the
+/// memory one message can take at nats-server's own ceiling for `max_payload`).
+pub const ROUTE_MAX_PAYLOAD: usize = crate::config::MAX_PAYLOAD_LIMIT;
+/// Longest route control line (RMSG with many queue names is long; nats-server's limit for
+/// routes is its client one, and beaver leaves room).
+pub const ROUTE_MAX_CONTROL_LINE: usize = 64 * 1024;
+/// Largest read.
+const MAX_READ: usize = 256 * 1024;
+/// nats-server's first route PING (its `firstPingInterval`), then every `ping_interval`.
+const FIRST_PING: Duration = Duration::from_secs(1);
+
+/// How we came to this connection.
+#[derive(Debug, Clone)]
+pub struct Dialed {
+    /// The URL dialled.
+    pub url: String,
+    /// It is a configured route (`routes`), redialled forever.
+    pub configured: bool,
+    /// Credentials for `CONNECT` (from the URL, or `cluster.authorization`).
+    pub creds: Option<(String, String)>,
+}
+
+/// How a route connection ended, for its dialer.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    /// Why it closed.
+    pub reason: CloseReason,
+    /// The remote server's id, if its `INFO` arrived.
+    pub remote_id: String,
+    /// The route led back to this server.
+    pub to_self: bool,
+}
+
+struct RouteConn<'a> {
+    shared: &'a Arc<Shared>,
+    routes: &'a Routes,
+    route: Arc<Route>,
+    stream: TcpStream,
+    buf: BytesMut,
+    outbox: Outbox,
+    /// One match cache per account that routed messages arrive in (a handful at most, so
+    /// a list), created on first use.
+    caches: Vec<(Arc<crate::account::Account>, MatchCache<Subscription>)>,
+    trace: bool,
+    got_info: bool,
+    /// An accepted route that must still authenticate with `CONNECT`.
+    awaiting_connect: bool,
+    connect_deadline: Instant,
+    pings_out: u32,
+    ping_sent: Option<Instant>,
+    next_ping: Instant,
+    to_self: bool,
+    in_msgs: u64,
+    in_bytes: u64,
+}
+
+/// Runs a route connection on the calling thread until it ends. `dialed` is `None` for a
+/// connection accepted on the route port.
+pub fn run(
+    shared: &Arc<Shared>,
+    stream: TcpStream,
+    addr: SocketAddr,
+    dialed: Option<Dialed>,
+) -> Ended {
+    let Some(routes) = shared.routes.as_ref() else {
+        return Ended {
+            reason: CloseReason::ServerShutdown,
+            remote_id: String::new(),
+            to_self: false,
+        };
+    };
+    let setup = (|| {
+        stream.set_nodelay(true)?;
+        let w = stream.try_clone()?;
+        w.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
+        stream.set_read_timeout(Some(FIRST_PING))?;
+        Ok::<TcpStream, std::io::Error>(w)
+    })();
+    let writer_stream = match setup {
+        Ok(w) => w,
+        Err(e) => {
+            log::debug!("{addr} - route setup failed: {e}");
+            return Ended {
+                reason: CloseReason::ReadError,
+                remote_id: String::new(),
+                to_self: false,
+            };
+        }
+    };
+    let config = shared.config();
+    let client = Arc::new(
+        Client::new(
+            shared.next_cid(),
+            addr,
+            writer_stream,
+            shared.doorbell.clone(),
+            config.max_pending,
+            shared.departed.clone(),
+            None,
+            // A route carries every account; its `Client` account is only a placeholder
+            // (each remote subscription names its own).
+            shared.accounts.global().clone(),
+        )
+        .into_route(),
+    );
+    let route = Arc::new(Route {
+        client,
+        did_solicit: dialed.is_some(),
+        configured: dialed.as_ref().is_some_and(|d| d.configured),
+        url: dialed.as_ref().map(|d| d.url.clone()),
+        remote: parking_lot::Mutex::new(Remote::default()),
+        subs: parking_lot::Mutex::new(Default::default()),
+    });
+    routes.track(&route);
+    let auth_timeout = routes
+        .config
+        .authorization
+        .as_ref()
+        .map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| a.timeout);
+    let mut conn = RouteConn {
+        shared,
+        routes,
+        route,
+        stream,
+        buf: BytesMut::with_capacity(4096),
+        outbox: Outbox::new(),
+        caches: Vec::new(),
+        trace: config.trace,
+        got_info: false,
+        awaiting_connect: dialed.is_none(),
+        connect_deadline: Instant::now() + auth_timeout,
+        pings_out: 0,
+        ping_sent: None,
+        next_ping: Instant::now() + FIRST_PING,
+        to_self: false,
+        in_msgs: 0,
+        in_bytes: 0,
+    };
+    let p = conn.route.client.log_prefix();
+    if let Some(d) = &dialed {
+        conn.send_connect(d);
+        log::debug!("{p} - Route connect msg sent");
+    }
+    conn.send_info();
+    log::info!("{p} - Route connection created");
+    let reason = conn.read_loop();
+    conn.finish(reason)
+}
+
+impl RouteConn<'_> {
+    fn prefix(&self) -> String {
+        self.route.client.log_prefix()
+    }
+
+    /// Our route `INFO`.
+    fn info(&self) -> RouteInfo {
+        let cfg = &self.routes.config;
+        let config = self.shared.config();
+        let (host, port) = match &cfg.advertise {
+            Some(a) => match crate::config::parse_route_url(a) {
+                Ok((_, h, p)) => (h, u16::try_from(p).unwrap_or(0)),
+                Err(_) => (a.clone(), self.routes.listen_addr.port()),
+            },
+            None => (
+                self.routes.listen_addr.ip().to_string(),
+                self.routes.listen_addr.port(),
+            ),
+        };
+        RouteInfo {
+            server_id: self.shared.server_id.clone(),
+            server_name: self.shared.server_name.clone(),
+            version: crate::protocol::NATS_VERSION.into(),
+            proto: 2,
+            ip: cfg
+                .advertise
+                .as_ref()
+                .map(|_| format!("nats-route://{}/", join_host_port(&host, port)))
+                .unwrap_or_default(),
+            host,
+            port,
+            headers: true,
+            auth_required: cfg.authorization.is_some(),
+            tls_required: false,
+            max_payload: config.max_payload as i64,
+            cluster: self.routes.name(),
+            cluster_dynamic: self.routes.is_dynamic(),
+            connect_urls: self.routes.client_urls.clone(),
+            ldm: false,
+            lnoc: true,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let client = self.route.client.clone();
+        self.outbox
+            .batch_for(&client, &self.shared.pool)
+            .push(bytes);
+        self.outbox.add_staged(bytes.len());
+    }
+
+    fn send_info(&mut self) {
+        let line = protocol::json_line("INFO", &self.info(), true);
+        if self.trace {
+            log::trace!("{} - ->> [INFO {}]", self.prefix(), json_of(&line));
+        }
+        self.send(&line);
+        self.flush();
+    }
+
+    fn send_connect(&mut self, d: &Dialed) {
+        let (user, pass) = d
+            .creds
+            .clone()
+            .or_else(|| {
+                self.routes
+                    .config
+                    .authorization
+                    .as_ref()
+                    .map(|a| (a.user.clone(), a.password.clone()))
+            })
+            .unwrap_or_default();
+        let c = RouteConnect {
+            echo: true,
+            verbose: false,
+            pedantic: false,
+            user,
+            pass,
+            tls_required: false,
+            headers: true,
+            name: self.shared.server_id.clone(),
+            cluster: self.routes.name(),
+            cluster_dynamic: self.routes.is_dynamic(),
+            lnoc: true,
+            gateway: String::new(),
+            lang: String::new(),
+        };
+        let line = protocol::json_line("CONNECT", &c, false);
+        self.send(&line);
+    }
+
+    fn flush(&mut self) {
+        let stall = self.shared.stall;
+        self.outbox
+            .flush(&self.shared.pool, &stall, self.route.client.cid);
+    }
+
+    fn read_loop(&mut self) -> CloseReason {
+        loop {
+            if self.buf.capacity() - self.buf.len() < 4096 {
+                self.buf
+                    .reserve((self.buf.capacity().max(4096)).min(MAX_READ.max(self.buf.len() / 2)));
+            }
+            let len = self.buf.len();
+            let room = self.buf.capacity() - len;
+            self.buf.resize(len + room, 0);
+            let r = self.stream.read(&mut self.buf[len..]);
+            let n = *r.as_ref().unwrap_or(&0);
+            self.buf.truncate(len + n);
+            match r {
+                Ok(0) => {
+                    return self
+                        .route
+                        .client
+                        .close_reason()
+                        .unwrap_or(CloseReason::ClientClosed)
+                }
+                Ok(_) => {
+                    if let Err(reason) = self.process() {
+                        return reason;
+                    }
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if let Some(r) = self.route.client.close_reason() {
+                        return r;
+                    }
+                    log::debug!("{} - Read error: {e}", self.prefix());
+                    return CloseReason::ReadError;
+                }
+            }
+            self.publish_counters();
+            if let Err(r) = self.timers() {
+                return r;
+            }
+            self.flush();
+            if self.route.client.is_closing() {
+                return self
+                    .route
+                    .client
+                    .close_reason()
+                    .unwrap_or(CloseReason::ServerShutdown);
+            }
+        }
+    }
+
+    fn publish_counters(&mut self) {
+        if self.in_msgs > 0 {
+            self.route
+                .client
+                .stats
+                .inbound
+                .add(self.in_msgs, self.in_bytes);
+            self.in_msgs = 0;
+            self.in_bytes = 0;
+        }
+    }
+
+    /// The route's PING timer and the authentication deadline of an accepted route.
+    fn timers(&mut self) -> Result<(), CloseReason> {
+        let now = Instant::now();
+        if self.awaiting_connect
+            && self.routes.config.authorization.is_some()
+            && now >= self.connect_deadline
+        {
+            self.send(crate::protocol::err::AUTHENTICATION_TIMEOUT);
+            log::error!("{} - Authentication Timeout", self.prefix());
+            return Err(CloseReason::AuthenticationTimeout);
+        }
+        if now + Duration::from_millis(5) < self.next_ping {
+            let _ = self
+                .stream
+                .set_read_timeout(Some((self.next_ping - now).max(Duration::from_millis(1))));
+            return Ok(());
+        }
+        let interval = self.shared.config().ping_interval;
+        self.next_ping = now + interval;
+        if self.pings_out + 1 > self.shared.config().effective_ping_max() {
+            log::debug!("{} - Stale Client Connection - Closing", self.prefix());
+            self.send(crate::protocol::err::STALE_CONNECTION);
+            return Err(CloseReason::StaleConnection);
+        }
+        self.pings_out += 1;
+        self.ping_sent = Some(now);
+        if self.trace {
+            log::trace!("{} - ->> [PING]", self.prefix());
+        }
+        self.send(crate::protocol::PING);
+        let _ = self.stream.set_read_timeout(Some(interval));
+        Ok(())
+    }
+
+    /// Handles every complete operation in the buffer.
+    fn process(&mut self) -> Result<(), CloseReason> {
+        let chunk = self.buf.split().freeze();
+        let mut pos = 0;
+        let result = loop {
+            let step =
+                match protocol::parse(&chunk[pos..], ROUTE_MAX_CONTROL_LINE, ROUTE_MAX_PAYLOAD) {
+                    Ok(Some(s)) => s,
+                    Ok(None) => break Ok(()),
+                    Err(e) => {
+                        log::error!("{} - Route parser ERROR: {e}", self.prefix());
+                        self.send(b"-ERR 'Unknown Protocol Operation'\r\n");
+                        break Err(CloseReason::ParseError);
+                    }
+                };
+            let (op, used) = step;
+            let at = pos;
+            pos += used;
+            if let Err(r) = self.handle(op, &chunk, at) {
+                break Err(r);
+            }
+            if self.outbox.staged() >= crate::client::reader::FLUSH_STAGED {
+                self.flush();
+            }
+        };
+        if result.is_ok() && pos < chunk.len() {
+            let rest = chunk.slice(pos..);
+            drop(chunk);
+            self.buf.extend_from_slice(&rest);
+        }
+        result
+    }
+
+    fn handle(
+        &mut self,
+        op: RouteOp<'_>,
+        chunk: &bytes::Bytes,
+        at: usize,
+    ) -> Result<(), CloseReason> {
+        let p = self.prefix();
+        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        if self.awaiting_connect
+            && !matches!(op, RouteOp::Connect(_))
+            && self.routes.config.authorization.is_some()
+        {
+            log::error!("{p} - Authorization Error");
+            self.send(crate::protocol::err::AUTHORIZATION_VIOLATION);
+            return Err(CloseReason::AuthenticationViolation);
+        }
+        match op {
+            RouteOp::Ping => {
+                if self.trace {
+                    log::trace!("{p} - <<- [PING]");
+                    log::trace!("{p} - ->> [PONG]");
+                }
+                self.send(crate::protocol::PONG);
+            }
+            RouteOp::Pong => {
+                if self.trace {
+                    log::trace!("{p} - <<- [PONG]");
+                }
+                self.pings_out = 0;
+                if let Some(sent) = self.ping_sent.take() {
+                    self.route.client.set_rtt(sent.elapsed());
+                }
+            }
+            RouteOp::Ok => {}
+            RouteOp::Err(e) => {
+                log::error!("{p} - Router Error {}", s(e));
+                return Err(CloseReason::ParseError);
+            }
+            RouteOp::Connect(json) => {
+                if self.trace {
+                    log::trace!("{p} - <<- [CONNECT {}]", redact(&s(json)));
+                }
+                return self.on_connect(json);
+            }
+            RouteOp::Info(json) => {
+                if self.trace {
+                    log::trace!("{p} - <<- [INFO {}]", s(json));
+                }
+                return self.on_info(json);
+            }
+            RouteOp::Sub {
+                account,
+                subject,
+                queue,
+            } => {
+                if self.trace {
+                    log::trace!(
+                        "{p} - <<- [RS+ {} {}{}]",
+                        s(account),
+                        s(subject),
+                        match queue {
+                            Some((q, w)) => format!(" {} {w}", s(q)),
+                            None => String::new(),
+                        }
+                    );
+                }
+                self.on_remote_sub(account, subject, queue);
+            }
+            RouteOp::Unsub {
+                account,
+                subject,
+                queue,
+            } => {
+                if self.trace {
+                    log::trace!(
+                        "{p} - <<- [RS- {} {}{}]",
+                        s(account),
+                        s(subject),
+                        match queue {
+                            Some(q) => format!(" {}", s(q)),
+                            None => String::new(),
+                        }
+                    );
+                }
+                self.on_remote_unsub(account, subject, queue);
+            }
+            RouteOp::Msg(m) => {
+                if self.trace {
+                    let op = if m.headers.is_some() { "HMSG" } else { "RMSG" };
+                    log::trace!("{p} - <<- [{op} {}]", s(m.args));
+                    log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(m.payload));
+                }
+                self.on_msg(&m, chunk, at);
+            }
+        }
+        Ok(())
+    }
+
+    /// `CONNECT` on an accepted route (nats-server's `processRouteConnect`).
+    fn on_connect(&mut self, json: &[u8]) -> Result<(), CloseReason> {
+        let p = self.prefix();
+        let c: RouteConnect = match serde_json::from_slice(json) {
+            Ok(c) => c,
+            Err(e) => {
+                log::error!("{p} - CONNECT: {e}");
+                return Err(CloseReason::ProtocolViolation);
+            }
+        };
+        if !c.lang.is_empty() {
+            // A client on the route port.
+            self.send(b"-ERR 'attempted to connect to route port'\r\n");
+            log::error!("{p} - attempted to connect to route port");
+            return Err(CloseReason::WrongPort);
+        }
+        if let Some(a) = &self.routes.config.authorization {
+            if !(c.user == a.user && password_matches(&a.password, &c.pass)) {
+                log::error!("{p} - Authorization Error");
+                self.send(crate::protocol::err::AUTHORIZATION_VIOLATION);
+                return Err(CloseReason::AuthenticationViolation);
+            }
+        }
+        self.awaiting_connect = false;
+        let ours = self.routes.name();
+        if c.cluster != ours {
+            if self.routes.is_dynamic() && (!c.cluster_dynamic || ours < c.cluster) {
+                self.routes.adopt_name(&c.cluster);
+            } else {
+                let text = format!(
+                    "Rejecting connection, cluster name {:?} does not match {:?}",
+                    c.cluster, ours
+                );
+                log::error!("{p} - {text}");
+                self.send(format!("-ERR '{text}'\r\n").as_bytes());
+                return Err(CloseReason::ClusterNameConflict);
+            }
+        }
+        Ok(())
+    }
+
+    /// `INFO` (nats-server's `processRouteInfo`).
+    fn on_info(&mut self, json: &[u8]) -> Result<(), CloseReason> {
+        let p = self.prefix();
+        let info: RouteInfo = match serde_json::from_slice(json) {
+            Ok(i) => i,
+            Err(e) => {
+                log::error!("{p} - INFO: {e}");
+                return Err(CloseReason::ProtocolViolation);
+            }
+        };
+        if info.server_id == self.shared.server_id {
+            // A route to ourselves (our own address among the routes, or gossip of it).
+            log::debug!(
+                "{p} - Detected route to self, ignoring {:?}",
+                self.route.url
+            );
+            self.to_self = true;
+            self.route.remote.lock().id = info.server_id;
+            return Err(CloseReason::DuplicateRoute);
+        }
+        let ours = self.routes.name();
+        if !info.cluster.is_empty() && info.cluster != ours {
+            if self.routes.is_dynamic() && (!info.cluster_dynamic || ours < info.cluster) {
+                self.routes.adopt_name(&info.cluster);
+            } else {
+                log::error!(
+                    "{p} - Rejecting connection, cluster name {:?} does not match {:?}",
+                    info.cluster,
+                    ours
+                );
+                return Err(CloseReason::ClusterNameConflict);
+            }
+        }
+        if self.got_info {
+            let remote_id = self.route.remote_id();
+            if info.server_id != remote_id {
+                // Gossip: another server joined the cluster; dial it (an implicit route).
+                super::listen::implicit_route(self.shared, &info);
+            } else {
+                let mut r = self.route.remote.lock();
+                r.connect_urls = info.connect_urls;
+            }
+            return Ok(());
+        }
+        self.got_info = true;
+        {
+            let mut r = self.route.remote.lock();
+            r.id = info.server_id.clone();
+            r.name = info.server_name.clone();
+            r.port = info.port;
+            r.connect_urls = info.connect_urls.clone();
+        }
+        let Some(others) = self
+            .routes
+            .register(self.shared, &self.route, &info.server_id)
+        else {
+            log::debug!("{p} - Detected duplicate remote route {:?}", info.server_id);
+            return Err(CloseReason::DuplicateRoute);
+        };
+        log::debug!("{p} - Registering remote route {:?}", info.server_id);
+        log::debug!("{p} - Sent local subscriptions to route");
+        if !others.is_empty() {
+            // Tell the other servers about this one, so that they dial it
+            // (`forwardNewRouteInfoToKnownServers`): where we reached it, unless it
+            // advertises an address.
+            let mut gossip = info.clone();
+            if gossip.ip.is_empty() {
+                gossip.ip = format!(
+                    "nats-route://{}/",
+                    join_host_port(&self.route.client.addr.ip().to_string(), info.port)
+                );
+            }
+            let line = protocol::json_line("INFO", &gossip, true);
+            for r in others {
+                let mut batch = self.shared.pool.take();
+                batch.push(&line);
+                r.client.enqueue(batch, &self.shared.pool);
+            }
+        }
+        if !self.routes.config.no_advertise {
+            super::send_info_to_clients(self.shared);
+        }
+        Ok(())
+    }
+
+    /// `RS+`: remote interest, as a subscription of this route in the account's sublist.
+    fn on_remote_sub(&mut self, account: &[u8], subject: &[u8], queue: Option<(&[u8], u32)>) {
+        let Some(acc) = super::account_for(self.shared, account) else {
+            log::debug!(
+                "{} - Unknown account {:?} for remote subject {:?}",
+                self.prefix(),
+                String::from_utf8_lossy(account),
+                String::from_utf8_lossy(subject)
+            );
+            return;
+        };
+        let key: super::InterestKey =
+            (account.into(), subject.into(), queue.map(|(q, _)| q.into()));
+        let mut subs = self.route.subs.lock();
+        if let Some(entry) = subs.get_mut(&key) {
+            // A queue group's new weight (or a repeated RS+).
+            entry.1 = queue.map_or(1, |(_, w)| w);
+            return;
+        }
+        let sub = Arc::new(Subscription::new(
+            self.route.client.clone(),
+            acc.clone(),
+            subject,
+            queue.map(|(q, _)| q),
+            b"",
+        ));
+        // Lock order: the route's subs map, then the sublist's locks (as a client's sid
+        // map); the table lock is not taken here.
+        match acc.sublist.insert(sub.clone()) {
+            Ok(()) => {
+                subs.insert(key, (sub, queue.map_or(1, |(_, w)| w)));
+            }
+            Err(_) => log::error!(
+                "{} - Could not insert subscription: invalid subject {:?}",
+                self.prefix(),
+                String::from_utf8_lossy(subject)
+            ),
+        }
+    }
+
+    /// `RS-`: the remote interest is gone.
+    fn on_remote_unsub(&mut self, account: &[u8], subject: &[u8], queue: Option<&[u8]>) {
+        if super::account_for(self.shared, account).is_none() {
+            return;
+        }
+        let key: super::InterestKey = (account.into(), subject.into(), queue.map(Into::into));
+        let removed = self.route.subs.lock().remove(&key);
+        if let Some((sub, _)) = removed {
+            sub.close();
+            sub.account.sublist.remove(&sub);
+        }
+    }
+
+    /// `RMSG`/`HMSG`: deliver to local subscribers (never to another route).
+    fn on_msg(&mut self, m: &RoutedMsg<'_>, chunk: &bytes::Bytes, at: usize) {
+        self.in_msgs += 1;
+        self.in_bytes += m.payload.len() as u64;
+        let Some(acc) = super::account_for(self.shared, m.account) else {
+            log::debug!(
+                "{} - Unknown account {:?} for routed message on subject: {:?}",
+                self.prefix(),
+                String::from_utf8_lossy(m.account),
+                String::from_utf8_lossy(m.subject)
+            );
+            return;
+        };
+        let publish = Publish {
+            args: m.args,
+            subject: m.subject,
+            reply: m.reply,
+            headers: m.headers,
+            size_token: m.size_token,
+            payload: m.payload,
+            payload_offset: m.payload_offset,
+        };
+        let mut msg = Message::new(&publish, chunk, at + m.payload_offset);
+        let ctx = DeliveryContext {
+            publisher: self.route.client.cid,
+            echo: true,
+            trace: self.trace,
+            origin: Origin::Route { queues: &m.queues },
+        };
+        // The account's own match cache: a cache is only valid against one sublist's
+        // generations.
+        let i = match self.caches.iter().position(|(a, _)| Arc::ptr_eq(a, acc)) {
+            Some(i) => i,
+            None => {
+                let cache = MatchCache::new(crate::subjects::MATCH_CACHE_CAPACITY);
+                self.caches.push((acc.clone(), cache));
+                self.caches.len() - 1
+            }
+        };
+        deliver_message(
+            self.shared,
+            &acc.sublist,
+            &mut self.caches[i].1,
+            &mut self.outbox,
+            &mut msg,
+            &ctx,
+        );
+    }
+
+    /// Ends the connection: remove its remote interest, leave the table, and tell clients
+    /// if the cluster's URLs changed.
+    fn finish(mut self, reason: CloseReason) -> Ended {
+        self.publish_counters();
+        self.flush();
+        self.route.client.close(reason);
+        let subs: Vec<(super::InterestKey, (Arc<Subscription>, u32))> =
+            self.route.subs.lock().drain().collect();
+        for (_, (sub, _)) in &subs {
+            sub.close();
+            sub.account.sublist.remove(sub);
+        }
+        let was_registered = self.routes.remove(&self.route);
+        let reason = self.route.client.close_reason().unwrap_or(reason);
+        log::info!("{} - Router connection closed: {reason}", self.prefix());
+        if was_registered && !self.routes.config.no_advertise && !self.shared.is_shutting_down() {
+            super::send_info_to_clients(self.shared);
+        }
+        Ended {
+            reason,
+            remote_id: self.route.remote_id(),
+            to_self: self.to_self,
+        }
+    }
+}
+
+/// The JSON of an `INFO`/`CONNECT` line, for traces.
+fn json_of(line: &[u8]) -> String {
+    let s = String::from_utf8_lossy(line);
+    let s = s.trim_end();
+    s.split_once(' ').map_or(s, |(_, j)| j).to_owned()
+}
+
+/// Hides the password in a traced route `CONNECT`.
+fn redact(connect: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(connect) {
+        Ok(serde_json::Value::Object(mut m)) => {
+            if m.contains_key("pass") {
+                m.insert("pass".into(), "[REDACTED]".into());
+            }
+            serde_json::Value::Object(m).to_string()
+        }
+        _ => String::from("<invalid>"),
+    }
+}
+
+/// A cluster password check: plain text, or a bcrypt hash (as client passwords).
+fn password_matches(expected: &str, given: &str) -> bool {
+    if expected.starts_with("$2") {
+        bcrypt::verify(given, expected).unwrap_or(false)
+    } else {
+        expected == given
+    }
+}
+
+/// `HOST:PORT`, brackets around an IPv6 host (Go's `net.JoinHostPort`).
+pub fn join_host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}

@@ -1,0 +1,250 @@
+//! Route threads: the route listener (one thread, `beaver-routes`), a dialer per configured
+//! route (`beaver-route-dial`: dials, runs the connection, and redials when it ends, forever
+//! while configured), and one dialer per gossiped server (implicit routes: `connect_retries`
+//! more attempts, no redial), as nats-server's `startRouteAcceptLoop`, `connectToRoute` and
+//! `reConnectToRoute`. Each thread runs its connection's reader itself ([`super::conn::run`]).
+
+use super::conn::{self, Dialed};
+use super::protocol::RouteInfo;
+use crate::client::CloseReason;
+use crate::server::Shared;
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// nats-server's `routeConnectDelay`: between attempts to dial a route.
+pub const ROUTE_CONNECT_DELAY: Duration = Duration::from_secs(1);
+/// nats-server's `DEFAULT_ROUTE_RECONNECT`: before redialling a configured route that closed
+/// (plus up to 100 ms at random, so that two servers that dial each other spread out).
+pub const ROUTE_RECONNECT: Duration = Duration::from_secs(1);
+/// nats-server's `DEFAULT_ROUTE_DIAL`: the dial timeout.
+pub const ROUTE_DIAL: Duration = Duration::from_secs(1);
+/// Stack size of route threads (as readers': parsing and matching are iterative).
+const ROUTE_STACK: usize = 512 * 1024;
+
+/// Starts the route listener thread on `listener` and a dialer per configured route.
+pub fn start(shared: &Arc<Shared>, listener: TcpListener) -> std::io::Result<JoinHandle<()>> {
+    let s = shared.clone();
+    let handle = std::thread::Builder::new()
+        .name("beaver-routes".into())
+        .stack_size(ROUTE_STACK)
+        .spawn(move || accept_loop(&s, listener))?;
+    if let Some(routes) = &shared.routes {
+        for url in routes.config.routes.clone() {
+            let s = shared.clone();
+            std::thread::Builder::new()
+                .name("beaver-route-dial".into())
+                .stack_size(ROUTE_STACK)
+                .spawn(move || dial_configured(&s, &url))?;
+        }
+    }
+    Ok(handle)
+}
+
+fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
+    loop {
+        let (stream, addr) = match listener.accept() {
+            Ok(x) => x,
+            Err(e) => {
+                if is_stopping(shared) {
+                    return;
+                }
+                log::error!("Error accepting route connection: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        if is_stopping(shared) {
+            return;
+        }
+        let s = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("beaver-route".into())
+            .stack_size(ROUTE_STACK)
+            .spawn(move || {
+                conn::run(&s, stream, addr, None);
+            });
+        if let Err(e) = spawned {
+            log::error!("Error starting route thread: {e}");
+        }
+    }
+}
+
+fn is_stopping(shared: &Shared) -> bool {
+    shared.is_shutting_down() || shared.routes.as_ref().is_none_or(|r| r.is_stopping())
+}
+
+/// Sleeps `d` in short steps; false if shutdown began meanwhile.
+fn pause(shared: &Shared, d: Duration) -> bool {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if is_stopping(shared) {
+            return false;
+        }
+        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
+    }
+    !is_stopping(shared)
+}
+
+/// Resolves and dials `host:port` once.
+fn dial(host: &str, port: u16) -> std::io::Result<(TcpStream, SocketAddr)> {
+    let mut last = None;
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, ROUTE_DIAL) {
+            Ok(s) => return Ok((s, addr)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other(format!("no address for {host}"))))
+}
+
+/// A configured route: dial until connected, run it, and after it ends redial (unless it
+/// led back to this server, or shutdown began).
+fn dial_configured(shared: &Arc<Shared>, url: &str) {
+    let (creds, host, port) = match crate::config::parse_route_url(url) {
+        Ok((c, h, p)) if p > 0 => (c, h, p as u16),
+        _ => {
+            log::error!("Error parsing route URL {url:?}");
+            return;
+        }
+    };
+    let mut attempts: u64 = 0;
+    while !is_stopping(shared) {
+        log::debug!("Trying to connect to route on {host}:{port}");
+        match dial(&host, port) {
+            Err(e) => {
+                attempts += 1;
+                // nats-server reports the first attempt, then every so often.
+                if attempts == 1 || attempts % 60 == 0 {
+                    log::error!("Error trying to connect to route (attempt {attempts}): {e}");
+                } else {
+                    log::debug!("Error trying to connect to route (attempt {attempts}): {e}");
+                }
+                if !pause(shared, ROUTE_CONNECT_DELAY) {
+                    return;
+                }
+            }
+            Ok((stream, addr)) => {
+                attempts = 0;
+                let ended = conn::run(
+                    shared,
+                    stream,
+                    addr,
+                    Some(Dialed {
+                        url: url.to_owned(),
+                        configured: true,
+                        creds: creds.clone(),
+                    }),
+                );
+                if ended.to_self {
+                    return;
+                }
+                if ended.reason == CloseReason::DuplicateRoute {
+                    // A route to that server exists (it dialled us): redial once it is gone.
+                    while shared
+                        .routes
+                        .as_ref()
+                        .is_some_and(|r| r.is_connected(&ended.remote_id))
+                    {
+                        if !pause(shared, Duration::from_millis(100)) {
+                            return;
+                        }
+                    }
+                }
+                let jitter = Duration::from_millis(fastrand::u64(0..100));
+                if !pause(shared, ROUTE_RECONNECT + jitter) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Gossip: `info` describes a server another route told us about. Dial it unless it is us,
+/// already connected, being dialled, or one of our configured routes (nats-server's
+/// `processImplicitRoute`).
+pub(crate) fn implicit_route(shared: &Arc<Shared>, info: &RouteInfo) {
+    let Some(routes) = shared.routes.as_ref() else {
+        return;
+    };
+    if info.server_id == shared.server_id || routes.is_connected(&info.server_id) {
+        return;
+    }
+    let hp = conn::join_host_port(&info.host, info.port).to_ascii_lowercase();
+    let configured = routes.config.routes.iter().any(|u| {
+        crate::config::parse_route_url(u)
+            .map(|(_, h, p)| conn::join_host_port(&h, p.max(0) as u16).to_ascii_lowercase() == hp)
+            .unwrap_or(false)
+    });
+    if configured {
+        return;
+    }
+    {
+        let mut dialing = routes.dialing.lock();
+        if dialing.contains(&info.server_id) {
+            return;
+        }
+        dialing.push(info.server_id.clone());
+    }
+    let url = if info.ip.is_empty() {
+        format!("nats-route://{hp}/")
+    } else {
+        info.ip.clone()
+    };
+    let id = info.server_id.clone();
+    let s = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name("beaver-route-dial".into())
+        .stack_size(ROUTE_STACK)
+        .spawn(move || {
+            dial_implicit(&s, &url);
+            if let Some(r) = &s.routes {
+                r.dialing.lock().retain(|d| *d != id);
+            }
+        });
+    if let Err(e) = spawned {
+        log::error!("Error starting route thread: {e}");
+        routes.dialing.lock().retain(|d| *d != info.server_id);
+    }
+}
+
+fn dial_implicit(shared: &Arc<Shared>, url: &str) {
+    let Ok((_, host, port)) = crate::config::parse_route_url(url) else {
+        log::error!("Error parsing URL from INFO: {url:?}");
+        return;
+    };
+    let Ok(port) = u16::try_from(port) else {
+        return;
+    };
+    let retries = shared
+        .routes
+        .as_ref()
+        .map_or(0, |r| r.config.connect_retries);
+    let mut attempts = 0;
+    while !is_stopping(shared) {
+        log::debug!("Trying to connect to route on {host}:{port}");
+        match dial(&host, port) {
+            Ok((stream, addr)) => {
+                conn::run(
+                    shared,
+                    stream,
+                    addr,
+                    Some(Dialed {
+                        url: url.to_owned(),
+                        configured: false,
+                        creds: None,
+                    }),
+                );
+                return;
+            }
+            Err(e) => {
+                attempts += 1;
+                log::debug!("Error trying to connect to route (attempt {attempts}): {e}");
+                if attempts > retries || !pause(shared, ROUTE_CONNECT_DELAY) {
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! Routes: beaver nodes form a NATS cluster with each other and with nats-server 2.9, over
+//! nats-server's route protocol (see [`protocol`] for the bytes).
+//!
+//! A route is one more kind of connection. Its shared half is an ordinary
+//! [`Client`](crate::client::Client) (marked as a route), so its output goes through the same
+//! lock-free outbound queue and the same writer pool as clients: a slow route is a slow
+//! consumer like any other and cannot stall the writers. Its reader thread ([`conn`]) parses
+//! route operations. One thread listens for routes ([`listen`]), one thread per configured
+//! route dials and redials it, and gossiped (implicit) routes get a dialing thread each.
+//!
+//! ## Interest
+//! - **Local interest** is counted here, per (account, subject, queue): the first local
+//!   subscription on a subject sends `RS+` to every route, the last one `RS-`; a queue
+//!   group's `RS+` carries its weight (local members), re-sent whenever it changes. A route
+//!   that registers gets all of it at once.
+//! - **Remote interest** (`RS+` received) is a [`Subscription`] of the route's `Client` in
+//!   the account's sublist, the way nats-server keeps it. So a client's publish matches
+//!   local and remote interest in one lookup, and a queue group's members on other servers
+//!   compete with local ones (see `client::reader`, which forwards to routes).
+//!
+//! ## The table lock
+//! [`Routes::table`] (a `parking_lot::Mutex`) holds the registered routes, every route
+//! connection, and the local interest counts. A subscription change updates the count and
+//! queues the `RS+`/`RS-` to every registered route *under the lock*; a route registers and
+//! queues the whole interest under it too. So every route sees each subject's changes in
+//! order, and a new route sees each change exactly once (in the snapshot or after it).
+//! Queueing never blocks (a push on a lock-free queue and a non-blocking doorbell), which is
+//! why it may be done under the lock. Lock order: a client's `subs` → sublist locks, released;
+//! then the table; nothing is taken under the table except a route's `remote` lock and the
+//! pool's lock-free queue.
+//!
+//! ## Accounts
+//! Every piece of route state is keyed by account *name*, as the protocol is: a local
+//! subscription's interest goes out under its account's name, and [`account_for`] maps a
+//! name on the wire to the account (and so the sublist) it concerns. Accounts must be
+//! configured alike on every node, as with nats-server.
+
+pub mod conn;
+pub mod listen;
+pub mod protocol;
+
+use crate::account::Account;
+use crate::client::{Client, CloseReason, Subscription};
+use crate::config::Cluster;
+use crate::server::Shared;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub use crate::account::GLOBAL_ACCOUNT;
+
+/// The account named `account` on the wire, `None` for an account this server does not
+/// have (nats-server ignores routed interest and messages for those: e.g. its own `$SYS`).
+#[inline]
+pub fn account_for<'a>(shared: &'a Shared, account: &[u8]) -> Option<&'a Arc<Account>> {
+    std::str::from_utf8(account)
+        .ok()
+        .and_then(|name| shared.accounts.get(name))
+}
+
+/// (account, subject, queue): one line of interest on the route protocol.
+pub type InterestKey = (Box<[u8]>, Box<[u8]>, Option<Box<[u8]>>);
+
+/// What the other server told us about itself (its `INFO`), once it arrived.
+#[derive(Debug, Clone, Default)]
+pub struct Remote {
+    /// Its server id (empty until its `INFO`).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its route port (from `INFO`).
+    pub port: u16,
+    /// Its client URLs, advertised to our clients.
+    pub connect_urls: Vec<String>,
+    /// Registered (its `INFO` accepted; not a duplicate).
+    pub registered: bool,
+}
+
+/// One route connection: the shared [`Client`] (outbound queue, counters, close state) plus
+/// what is particular to routes.
+pub struct Route {
+    /// The connection's shared half; `client.cid` is the route id (`rid`).
+    pub client: Arc<Client>,
+    /// We dialled it.
+    pub did_solicit: bool,
+    /// It is one of our configured (`routes`) URLs.
+    pub configured: bool,
+    /// The URL we dialled.
+    pub url: Option<String>,
+    /// The other server, as its `INFO` described it. Locked briefly by the reader (at
+    /// `INFO`) and by monitoring and the table (to read it); never while taking another lock.
+    pub remote: Mutex<Remote>,
+    /// Remote interest: each `RS+` as a subscription of this route in the account's sublist,
+    /// with its queue weight. Only the route's reader writes it (and removes it all when the
+    /// route closes); monitoring reads it.
+    pub subs: Mutex<HashMap<InterestKey, (Arc<Subscription>, u32)>>,
+}
+
+impl Route {
+    /// The remote server's id (empty before its `INFO`).
+    pub fn remote_id(&self) -> String {
+        self.remote.lock().id.clone()
+    }
+}
+
+#[derive(Default)]
+struct Table {
+    /// Registered routes by remote server id: at most one per server pair.
+    by_id: HashMap<String, Arc<Route>>,
+    /// Every route connection by rid, registered or not (for shutdown and monitoring).
+    all: HashMap<u64, Arc<Route>>,
+    /// Local interest: (account, subject, queue) → local subscriptions (see module docs).
+    local: HashMap<InterestKey, u32>,
+}
+
+/// Cluster state of one server: the route table, the local interest counts, the cluster's
+/// name and the route listen address.
+pub struct Routes {
+    /// The cluster settings at start.
+    pub config: Cluster,
+    /// See the module docs ("The table lock").
+    table: Mutex<Table>,
+    /// The cluster name; may be replaced once by a remote's when ours is dynamic.
+    name: RwLock<String>,
+    /// Our cluster name was made up (no `name` configured).
+    dynamic: AtomicBool,
+    /// The bound route listen address (set once at start).
+    pub listen_addr: SocketAddr,
+    /// Our clients' URLs (`HOST:PORT`), as other servers advertise them.
+    pub client_urls: Vec<String>,
+    /// Set at shutdown: no more dialing.
+    pub(crate) stopping: AtomicBool,
+    /// Servers an implicit-route thread is dialing (by id), so gossip repeated by several
+    /// routes starts one dialer.
+    pub(crate) dialing: Mutex<Vec<String>>,
+}
+
+impl Routes {
+    /// Cluster state for `config`, listening on `listen_addr`; `client_addr` is the bound
+    /// client address (its URLs are advertised to other servers).
+    pub fn new(config: Cluster, listen_addr: SocketAddr, client_addr: SocketAddr) -> Routes {
+        let (name, dynamic) = match &config.name {
+            Some(n) => (n.clone(), false),
+            None => (
+                crate::protocol::generate_server_id()[..23].to_string(),
+                true,
+            ),
+        };
+        let client_urls = crate::runfiles::urls("x", client_addr)
+            .into_iter()
+            .filter_map(|u| u.strip_prefix("x://").map(str::to_owned))
+            .filter(|u| {
+                // As nats-server: an unspecified client host advertises the non-loopback
+                // addresses (loopback only if that is all there is).
+                !client_addr.ip().is_unspecified()
+                    || !(u.starts_with("127.") || u.starts_with("[::1]"))
+            })
+            .collect::<Vec<_>>();
+        let client_urls = if client_urls.is_empty() {
+            vec![client_addr.to_string()]
+        } else {
+            client_urls
+        };
+        Routes {
+            config,
+            table: Mutex::new(Table::default()),
+            name: RwLock::new(name),
+            dynamic: AtomicBool::new(dynamic),
+            listen_addr,
+            client_urls,
+            stopping: AtomicBool::new(false),
+            dialing: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The cluster name.
+    pub fn name(&self) -> String {
+        self.name.read().clone()
+    }
+
+    /// Whether the cluster name was made up.
+    pub fn is_dynamic(&self) -> bool {
+        self.dynamic.load(Ordering::Relaxed)
+    }
+
+    /// Takes the remote's cluster name (ours was dynamic), as nats-server does.
+    pub(crate) fn adopt_name(&self, name: &str) {
+        *self.name.write() = name.to_owned();
+        // Relaxed: a setting, read with the name.
+        self.dynamic.store(false, Ordering::Relaxed);
+    }
+
+    /// Every route connection (registered or not).
+    pub fn all(&self) -> Vec<Arc<Route>> {
+        self.table.lock().all.values().cloned().collect()
+    }
+
+    /// The registered routes.
+    pub fn registered(&self) -> Vec<Arc<Route>> {
+        self.table.lock().by_id.values().cloned().collect()
+    }
+
+    /// Whether a route to server `id` is registered.
+    pub fn is_connected(&self, id: &str) -> bool {
+        self.table.lock().by_id.contains_key(id)
+    }
+
+    /// Remembers a route connection (before its `INFO`), so that shutdown finds it.
+    pub(crate) fn track(&self, route: &Arc<Route>) {
+        self.table
+            .lock()
+            .all
+            .insert(route.client.cid, route.clone());
+    }
+
+    /// Every client URL of the cluster for client `INFO` (`connect_urls`): ours, then the
+    /// registered routes' (none of theirs with `no_advertise`).
+    pub fn connect_urls(&self) -> Vec<String> {
+        let mut urls = self.client_urls.clone();
+        if self.config.no_advertise {
+            return urls;
+        }
+        let table = self.table.lock();
+        for r in table.by_id.values() {
+            for u in &r.remote.lock().connect_urls {
+                if !urls.contains(u) {
+                    urls.push(u.clone());
+                }
+            }
+        }
+        urls
+    }
+
+    /// Registers `route` after its `INFO` (nats-server's `addRoute`): `false` if a route to
+    /// the same server is already registered (the caller closes this one as a duplicate).
+    /// On success, queues our whole local interest to it, under the table lock (see the
+    /// module docs), and returns the other registered routes (for gossip).
+    pub(crate) fn register(
+        &self,
+        shared: &Shared,
+        route: &Arc<Route>,
+        id: &str,
+    ) -> Option<Vec<Arc<Route>>> {
+        let mut table = self.table.lock();
+        if table.by_id.contains_key(id) {
+            return None;
+        }
+        table.by_id.insert(id.to_owned(), route.clone());
+        route.remote.lock().registered = true;
+        let mut buf = Vec::with_capacity(table.local.len() * 32);
+        for ((account, subject, queue), n) in &table.local {
+            protocol::write_sub(
+                &mut buf,
+                account,
+                subject,
+                queue.as_deref().map(|q| (q, *n)),
+            );
+        }
+        if !buf.is_empty() {
+            let mut batch = shared.pool.take();
+            batch.push(&buf);
+            route.client.enqueue(batch, &shared.pool);
+        }
+        Some(
+            table
+                .by_id
+                .values()
+                .filter(|r| !Arc::ptr_eq(r, route))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Forgets a closed route. Returns whether it was the registered route to its server.
+    pub(crate) fn remove(&self, route: &Arc<Route>) -> bool {
+        let id = route.remote_id();
+        let mut table = self.table.lock();
+        table.all.remove(&route.client.cid);
+        match table.by_id.get(&id) {
+            Some(r) if Arc::ptr_eq(r, route) => {
+                table.by_id.remove(&id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Counts local subscriptions added (`delta` > 0) or removed, and queues the `RS+`/`RS-`
+    /// each change calls for to every registered route (see the module docs).
+    fn update_local(&self, shared: &Shared, changes: &[&Subscription], add: bool) {
+        let mut buf = Vec::new();
+        let mut table = self.table.lock();
+        for sub in changes {
+            let key: InterestKey = (
+                sub.account.name.as_bytes().into(),
+                sub.subject.clone(),
+                sub.queue.clone(),
+            );
+            let n = table.local.get(&key).copied().unwrap_or(0);
+            let now = if add { n + 1 } else { n.saturating_sub(1) };
+            if now == 0 {
+                if table.local.remove(&key).is_some() {
+                    protocol::write_unsub(&mut buf, &key.0, &key.1, key.2.as_deref());
+                }
+                continue;
+            }
+            // A plain subject's count changes nothing remotely except 0↔1; a queue group's
+            // weight is re-sent on every change, as nats-server does.
+            if n == 0 || key.2.is_some() {
+                protocol::write_sub(&mut buf, &key.0, &key.1, key.2.as_deref().map(|q| (q, now)));
+            }
+            table.local.insert(key, now);
+        }
+        if buf.is_empty() {
+            return;
+        }
+        for r in table.by_id.values() {
+            let mut batch = shared.pool.take();
+            batch.push(&buf);
+            r.client.enqueue(batch, &shared.pool);
+        }
+    }
+
+    /// Closes every route connection (shutdown).
+    pub fn close_all(&self) {
+        // Release: dialers that see it stop.
+        self.stopping.store(true, Ordering::Release);
+        for r in self.all() {
+            r.client.close(CloseReason::ServerShutdown);
+        }
+    }
+
+    /// Whether the route table is empty of connections.
+    pub fn is_empty(&self) -> bool {
+        self.table.lock().all.is_empty()
+    }
+
+    /// Whether shutdown began.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+}
+
+/// CLIENT SUBSCRIPTION HOOK: a local client subscription was added to its account's sublist.
+/// Sends `RS+` to the routes when the cluster needs to hear of it. No-op without a cluster
+/// and for routes' own subscriptions.
+#[inline]
+pub fn local_sub_added(shared: &Shared, sub: &Subscription) {
+    if let Some(routes) = &shared.routes {
+        if !sub.client.is_route() {
+            routes.update_local(shared, &[sub], true);
+        }
+    }
+}
+
+/// CLIENT SUBSCRIPTION HOOK: local client subscriptions were removed from their sublist
+/// (each exactly once: the caller won its `Subscription::close`). Sends `RS-` (or a lower
+/// queue weight) when the cluster needs to hear of it.
+pub fn local_subs_removed(shared: &Shared, subs: &[&Arc<Subscription>]) {
+    if let Some(routes) = &shared.routes {
+        let changes: Vec<&Subscription> = subs
+            .iter()
+            .filter(|s| !s.client.is_route())
+            .map(|s| &***s)
+            .collect();
+        if !changes.is_empty() {
+            routes.update_local(shared, &changes, false);
+        }
+    }
+}
+
+/// Sends every client that takes async `INFO` a new one: the cluster's client URLs changed
+/// (a route registered or left), as nats-server's `sendAsyncInfoToClients`.
+pub(crate) fn send_info_to_clients(shared: &Shared) {
+    let clients: Vec<Arc<Client>> = shared.clients.iter().map(|e| e.value().clone()).collect();
+    for c in clients {
+        if c.takes_async_info() && !c.is_closing() {
+            let mut batch = shared.pool.take();
+            batch.push(&shared.info_line(&c));
+            c.enqueue(batch, &shared.pool);
+        }
+    }
+}

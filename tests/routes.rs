@@ -1,0 +1,703 @@
+//! Clustering: beaver nodes route to each other and to Debian's nats-server 2.9.10 over the
+//! route protocol, on loopback with random ports (`--cluster nats://127.0.0.1:-1`; each
+//! node's route port is read from its "Listening for route connections" log line).
+//!
+//! Synchronisation: no fixed sleeps. Interest propagates asynchronously, so each test first
+//! waits, with a deadline, until a probe subscription made *after* the test's subscriptions
+//! on a node is reached from every other node: `RS+` lines travel in order on a route, so
+//! the earlier interest has arrived too.
+
+mod common;
+
+use async_nats::{Client, HeaderMap};
+use common::ServerProcess;
+use futures::StreamExt;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// Which server a node runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Beaver,
+    Nats,
+}
+
+struct Node {
+    server: ServerProcess,
+    route_port: u16,
+}
+
+/// Starts a node of cluster `t` routing to `routes` (route ports). `None` when nats-server
+/// is asked for and not installed (the test then skips).
+fn node(kind: Kind, name: &str, routes: &[u16]) -> Option<Node> {
+    let routes_arg = routes
+        .iter()
+        .map(|p| format!("nats://127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut args = vec![
+        "-n",
+        name,
+        "--cluster",
+        "nats://127.0.0.1:-1",
+        "--cluster_name",
+        "t",
+    ];
+    if !routes.is_empty() {
+        args.push("--routes");
+        args.push(&routes_arg);
+    }
+    let server = match kind {
+        Kind::Beaver => ServerProcess::beaver(&args),
+        Kind::Nats => ServerProcess::nats_server(&args)?,
+    };
+    let needle = "Listening for route connections on ";
+    assert!(server.wait_for_log(needle), "{name}: no route listener");
+    let route_port = server
+        .log_lines()
+        .iter()
+        .find_map(|l| {
+            l.split(needle)
+                .nth(1)?
+                .trim()
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .expect("route port in the log");
+    Some(Node { server, route_port })
+}
+
+/// Three nodes: the first is dialled by the other two; the second and third find each other
+/// by gossip.
+fn star(kinds: [Kind; 3]) -> Option<Vec<Node>> {
+    let a = node(kinds[0], "A", &[])?;
+    let b = node(kinds[1], "B", &[a.route_port])?;
+    let c = node(kinds[2], "C", &[a.route_port])?;
+    Some(vec![a, b, c])
+}
+
+async fn connect(n: &Node) -> Client {
+    async_nats::ConnectOptions::new()
+        .subscription_capacity(100_000)
+        .connect(n.server.url())
+        .await
+        .expect("connect")
+}
+
+/// Waits until a message published on every other node reaches a fresh subscription on
+/// `clients[on]` (so every interest created on that node before it has propagated).
+async fn propagate(clients: &[Client], on: usize) {
+    let subject = format!("probe.{on}.{}", fastrand::u64(..));
+    let mut sub = clients[on].subscribe(subject.clone()).await.unwrap();
+    clients[on].flush().await.unwrap();
+    for (i, c) in clients.iter().enumerate() {
+        if i == on {
+            continue;
+        }
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            assert!(
+                Instant::now() < deadline,
+                "interest of node {on} never reached node {i}"
+            );
+            c.publish(subject.clone(), "p".into()).await.unwrap();
+            c.flush().await.unwrap();
+            if let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(50), sub.next()).await {
+                break;
+            }
+        }
+    }
+    // Drain probes still on their way.
+    sub.unsubscribe().await.unwrap();
+}
+
+/// Collects `n` messages from `sub`, failing after `LIMIT`.
+async fn take(sub: &mut async_nats::Subscriber, n: usize) -> Vec<async_nats::Message> {
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        match tokio::time::timeout(LIMIT, sub.next()).await {
+            Ok(Some(m)) => out.push(m),
+            _ => panic!("got {} of {n} messages", out.len()),
+        }
+    }
+    out
+}
+
+/// Nothing more arrives on `sub` after a round trip through every client (a message to a
+/// fresh subject each publishes and a subscription on `sub`'s node receives last).
+async fn nothing_more(sub: &mut async_nats::Subscriber) {
+    if let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(300), sub.next()).await {
+        panic!("unexpected extra message on {}", m.subject);
+    }
+}
+
+/// The cluster behaviours every mix must have.
+async fn exercise(nodes: &[Node]) {
+    let clients: Vec<Client> = futures::future::join_all(nodes.iter().map(connect)).await;
+    let k = nodes.len();
+    // Every node: a plain wildcard subscriber, and a member of queue group "workers".
+    let mut plain = Vec::new();
+    let mut queue = Vec::new();
+    for c in &clients {
+        plain.push(c.subscribe("orders.*").await.unwrap());
+        queue.push(c.queue_subscribe("jobs.>", "workers".into()).await.unwrap());
+        c.flush().await.unwrap();
+    }
+    for i in 0..k {
+        propagate(&clients, i).await;
+    }
+    // Cross-node pub/sub with wildcards: every plain subscriber gets each message once.
+    let per = 20;
+    for (i, c) in clients.iter().enumerate() {
+        for j in 0..per {
+            c.publish(format!("orders.n{i}"), format!("{i}-{j}").into())
+                .await
+                .unwrap();
+        }
+        c.flush().await.unwrap();
+    }
+    for s in &mut plain {
+        let got = take(s, k * per).await;
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for m in got {
+            *seen
+                .entry(String::from_utf8_lossy(&m.payload).into_owned())
+                .or_default() += 1;
+        }
+        assert_eq!(seen.len(), k * per, "every message, once");
+        nothing_more(s).await;
+    }
+    // Queue group: each message exactly once cluster-wide.
+    let jobs = 60;
+    for j in 0..jobs {
+        clients[j % k]
+            .publish(format!("jobs.x.{j}"), format!("{j}").into())
+            .await
+            .unwrap();
+    }
+    for c in &clients {
+        c.flush().await.unwrap();
+    }
+    let mut got: Vec<String> = Vec::new();
+    let deadline = Instant::now() + LIMIT;
+    while got.len() < jobs && Instant::now() < deadline {
+        for q in &mut queue {
+            while let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(20), q.next()).await
+            {
+                got.push(String::from_utf8_lossy(&m.payload).into_owned());
+            }
+        }
+    }
+    got.sort_by_key(|s| s.parse::<usize>().unwrap());
+    let want: Vec<String> = (0..jobs).map(|j| j.to_string()).collect();
+    assert_eq!(got, want, "each job exactly once across the cluster");
+    for q in &mut queue {
+        nothing_more(q).await;
+    }
+    // Request/reply across nodes (the replier on the last node).
+    let mut svc = clients[k - 1].subscribe("svc.echo").await.unwrap();
+    clients[k - 1].flush().await.unwrap();
+    propagate(&clients, k - 1).await;
+    let responder = clients[k - 1].clone();
+    let task = tokio::spawn(async move {
+        while let Some(m) = svc.next().await {
+            if let Some(r) = m.reply {
+                responder.publish(r, m.payload).await.unwrap();
+            }
+        }
+    });
+    let reply = tokio::time::timeout(LIMIT, clients[0].request("svc.echo", "ping".into()))
+        .await
+        .expect("in time")
+        .expect("a reply");
+    assert_eq!(&reply.payload[..], b"ping");
+    task.abort();
+    // Headers and a 1 MiB message cross unchanged.
+    let mut big = clients[k - 1].subscribe("big").await.unwrap();
+    clients[k - 1].flush().await.unwrap();
+    propagate(&clients, k - 1).await;
+    let payload: Vec<u8> = (0..1024 * 1024 - 100).map(|i| (i % 251) as u8).collect();
+    let mut headers = HeaderMap::new();
+    headers.insert("Trace-Id", "42");
+    clients[0]
+        .publish_with_headers("big", headers, payload.clone().into())
+        .await
+        .unwrap();
+    clients[0].flush().await.unwrap();
+    let m = &take(&mut big, 1).await[0];
+    assert_eq!(m.payload.len(), payload.len());
+    assert!(m.payload[..] == payload[..], "payload unchanged");
+    assert_eq!(
+        m.headers
+            .as_ref()
+            .and_then(|h| h.get("Trace-Id"))
+            .map(|v| v.as_str()),
+        Some("42")
+    );
+    // 10,000 messages in order.
+    let mut ordered = clients[1].subscribe("seq").await.unwrap();
+    clients[1].flush().await.unwrap();
+    propagate(&clients, 1).await;
+    for i in 0..10_000u32 {
+        clients[0]
+            .publish("seq", i.to_string().into())
+            .await
+            .unwrap();
+    }
+    clients[0].flush().await.unwrap();
+    let got = take(&mut ordered, 10_000).await;
+    for (i, m) in got.iter().enumerate() {
+        assert_eq!(m.payload, i.to_string().as_bytes(), "in order");
+    }
+    // UNSUB withdraws interest: no responders again once it has propagated.
+    let mut gone = clients[1].subscribe("svc.gone").await.unwrap();
+    clients[1].flush().await.unwrap();
+    propagate(&clients, 1).await;
+    gone.unsubscribe().await.unwrap();
+    clients[1].flush().await.unwrap();
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        assert!(Instant::now() < deadline, "interest never withdrawn");
+        let r = tokio::time::timeout(
+            Duration::from_secs(2),
+            clients[0].request("svc.gone", "x".into()),
+        )
+        .await;
+        if let Ok(Err(e)) = r {
+            if e.kind() == async_nats::RequestErrorKind::NoResponders {
+                break;
+            }
+        }
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn three_beaver_nodes() {
+    let nodes = star([Kind::Beaver; 3]).unwrap();
+    rt().block_on(exercise(&nodes));
+}
+
+#[test]
+fn two_beaver_one_nats_server_beaver_dialled() {
+    let Some(nodes) = star([Kind::Beaver, Kind::Nats, Kind::Beaver]) else {
+        return;
+    };
+    rt().block_on(exercise(&nodes));
+}
+
+#[test]
+fn one_beaver_two_nats_servers_beaver_dials() {
+    let Some(nodes) = star([Kind::Nats, Kind::Nats, Kind::Beaver]) else {
+        return;
+    };
+    rt().block_on(exercise(&nodes));
+}
+
+#[test]
+fn one_beaver_two_nats_servers_beaver_dialled() {
+    let Some(nodes) = star([Kind::Beaver, Kind::Nats, Kind::Nats]) else {
+        return;
+    };
+    rt().block_on(exercise(&nodes));
+}
+
+/// Every node lists every other one: simultaneous dials, duplicates closed, no duplicate
+/// deliveries.
+#[test]
+fn full_mesh_of_explicit_routes() {
+    let a = node(Kind::Beaver, "A", &[]).unwrap();
+    let b = node(Kind::Beaver, "B", &[a.route_port]).unwrap();
+    let c = node(Kind::Beaver, "C", &[a.route_port, b.route_port]).unwrap();
+    // A also dials both (restarting A is not needed: explicit routes both ways between
+    // B and C, A and C exist through C's and B's lists and gossip).
+    rt().block_on(exercise(&[a, b, c]));
+}
+
+/// A chain of --routes (C → B → A): gossip completes the mesh.
+#[test]
+fn chain_of_routes_forms_a_mesh() {
+    let a = node(Kind::Beaver, "A", &[]).unwrap();
+    let b = node(Kind::Beaver, "B", &[a.route_port]).unwrap();
+    let c = node(Kind::Beaver, "C", &[b.route_port]).unwrap();
+    rt().block_on(exercise(&[a, b, c]));
+}
+
+/// A node killed and restarted rejoins: its explicit route is redialled and the interest is
+/// sent again.
+#[test]
+fn restarted_node_rejoins() {
+    let a = node(Kind::Beaver, "A", &[]).unwrap();
+    let b = node(Kind::Beaver, "B", &[a.route_port]).unwrap();
+    let mut nodes = vec![a, b];
+    rt().block_on(async {
+        let clients = vec![connect(&nodes[0]).await, connect(&nodes[1]).await];
+        propagate(&clients, 0).await;
+    });
+    let a_port = nodes[0].route_port;
+    nodes.pop(); // kills B
+    let b = node(Kind::Beaver, "B", &[a_port]).unwrap();
+    nodes.push(b);
+    rt().block_on(async {
+        let clients = vec![connect(&nodes[0]).await, connect(&nodes[1]).await];
+        propagate(&clients, 0).await;
+        propagate(&clients, 1).await;
+    });
+    // And when the dialled node restarts on the same route port, the dialer redials it.
+    let a2 = nodes.remove(0);
+    let port = a2.route_port;
+    drop(a2);
+    let cluster = format!("nats://127.0.0.1:{port}");
+    let a = ServerProcess::beaver(&["-n", "A", "--cluster", &cluster, "--cluster_name", "t"]);
+    let a = Node {
+        server: a,
+        route_port: port,
+    };
+    nodes.insert(0, a);
+    rt().block_on(async {
+        let clients = vec![connect(&nodes[0]).await, connect(&nodes[1]).await];
+        propagate(&clients, 0).await;
+        propagate(&clients, 1).await;
+    });
+}
+
+/// A scripted peer plays another server on beaver's route port: the exact bytes of the
+/// route protocol.
+struct Peer {
+    stream: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Peer {
+    fn dial(port: u16) -> Peer {
+        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.set_read_timeout(Some(LIMIT)).unwrap();
+        Peer {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            stream,
+        }
+    }
+
+    fn send(&mut self, b: &[u8]) {
+        self.stream.write_all(b).unwrap();
+    }
+
+    /// The next line that is not a PING (answered) or PONG.
+    fn line(&mut self) -> String {
+        loop {
+            let mut l = String::new();
+            let n = self.reader.read_line(&mut l).unwrap_or(0);
+            if n == 0 {
+                return String::new();
+            }
+            match l.as_str() {
+                "PING\r\n" => self.send(b"PONG\r\n"),
+                "PONG\r\n" => {}
+                _ => return l,
+            }
+        }
+    }
+
+    fn payload(&mut self, n: usize) -> Vec<u8> {
+        let mut b = vec![0; n + 2];
+        self.reader.read_exact(&mut b).unwrap();
+        b.truncate(n);
+        b
+    }
+}
+
+const PEER_INFO: &[u8] = b"INFO {\"server_id\":\"NPEER\",\"server_name\":\"peer\",\"version\":\"2.9.10\",\"proto\":2,\"host\":\"127.0.0.1\",\"port\":1,\"headers\":true,\"max_payload\":1048576,\"cluster\":\"t\",\"connect_urls\":[\"127.0.0.1:9\"],\"lnoc\":true} \r\n";
+
+#[test]
+fn scripted_peer_exact_bytes() {
+    let n = node(Kind::Beaver, "B", &[]).unwrap();
+    // A client with interest before the route exists: sent when the route registers.
+    let mut client = n.server.raw();
+    client.exchange(b"CONNECT {\"verbose\":false,\"headers\":true,\"protocol\":1}\r\nSUB early 1\r\nSUB work q 2\r\nSUB work q 3\r\nPING\r\n");
+    let mut peer = Peer::dial(n.route_port);
+    let info = peer.line();
+    assert!(info.starts_with("INFO {\"server_id\":\""), "{info}");
+    assert!(info.ends_with("} \r\n"));
+    let v: serde_json::Value = serde_json::from_str(&info[5..info.len() - 3]).unwrap();
+    assert_eq!(v["proto"], 2);
+    assert_eq!(v["cluster"], "t");
+    assert_eq!(v["lnoc"], true);
+    assert_eq!(v["connect_urls"][0], format!("127.0.0.1:{}", n.server.port));
+    peer.send(b"CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NPEER\",\"cluster\":\"t\",\"lnoc\":true}\r\n");
+    peer.send(PEER_INFO);
+    let mut got = vec![peer.line(), peer.line()];
+    got.sort();
+    assert_eq!(got, vec!["RS+ $G early\r\n", "RS+ $G work q 2\r\n"]);
+    // Interest counted on this side: weights follow the members, RS- after the last.
+    client.exchange(b"UNSUB 3\r\nPING\r\n");
+    assert_eq!(peer.line(), "RS+ $G work q 1\r\n");
+    client.exchange(b"UNSUB 2\r\nUNSUB 1\r\nSUB fresh 4\r\nSUB fresh 5\r\nPING\r\n");
+    assert_eq!(peer.line(), "RS- $G work q\r\n");
+    assert_eq!(peer.line(), "RS- $G early\r\n");
+    assert_eq!(peer.line(), "RS+ $G fresh\r\n");
+    // The client's INFO now lists the peer's client URL (async INFO).
+    let info_seen = client
+        .received
+        .iter()
+        .any(|f| format!("{f:?}").contains("127.0.0.1:9"));
+    assert!(
+        info_seen,
+        "async INFO with connect_urls: {:?}",
+        client.received
+    );
+    // Remote interest: a client publish is forwarded once as RMSG, with the queue picked.
+    peer.send(b"RS+ $G in.* \r\nRS+ $G in.x grp 3\r\nRS+ $SYS $SYS.x\r\nPING\r\n");
+    // (the PING's PONG proves the RS+ were processed)
+    loop {
+        let mut l = String::new();
+        peer.reader.read_line(&mut l).unwrap();
+        if l == "PONG\r\n" {
+            break;
+        }
+    }
+    client.exchange(b"PUB in.x r 2\r\nhi\r\nHPUB in.y 12 14\r\nNATS/1.0\r\n\r\nhi\r\nPING\r\n");
+    assert_eq!(peer.line(), "RMSG $G in.x + r grp 2\r\n");
+    assert_eq!(peer.payload(2), b"hi");
+    assert_eq!(peer.line(), "HMSG $G in.y 12 14\r\n");
+    assert_eq!(peer.payload(14), b"NATS/1.0\r\n\r\nhi");
+    // A routed message reaches local subscribers only, with the reply; queue groups only
+    // when named.
+    client.exchange(b"SUB to.me 7\r\nSUB to.me g 8\r\nPING\r\n");
+    assert_eq!(peer.line(), "RS+ $G to.me\r\n");
+    assert_eq!(peer.line(), "RS+ $G to.me g 1\r\n");
+    let before = client.received.len();
+    peer.send(
+        b"RMSG $G to.me rr 2\r\nab\r\nRMSG $G to.me | g 2\r\ncd\r\nRMSG $SYS to.me 2\r\nzz\r\n",
+    );
+    let frames = client.wait_frames(before, 3);
+    // As nats-server: the plain subscriber gets both, the queue member only the message
+    // naming its group; the unknown account's message is dropped.
+    assert_eq!(
+        common::show(&frames),
+        common::show(&[
+            common::Frame::Msg("MSG to.me 7 rr 2".into(), b"ab".to_vec()),
+            common::Frame::Msg("MSG to.me 7 2".into(), b"cd".to_vec()),
+            common::Frame::Msg("MSG to.me 8 2".into(), b"cd".to_vec()),
+        ])
+    );
+    client.exchange(b"PING\r\n");
+    let others = client.received[before..]
+        .iter()
+        .filter(|f| !matches!(f, common::Frame::Pong))
+        .count();
+    assert_eq!(others, 3, "nothing else: {:?}", client.received);
+    // RS- removes the remote interest: nothing is forwarded any more.
+    peer.send(b"RS- $G in.*\r\nRS- $G in.x grp\r\nPING\r\n");
+    loop {
+        let mut l = String::new();
+        peer.reader.read_line(&mut l).unwrap();
+        if l == "PONG\r\n" {
+            break;
+        }
+    }
+    client.exchange(b"PUB in.x 2\r\nno\r\nSUB sentinel 9\r\nPING\r\n");
+    assert_eq!(peer.line(), "RS+ $G sentinel\r\n", "no RMSG after RS-");
+    // A client disconnect withdraws its interest.
+    drop(client);
+    let mut gone = vec![peer.line(), peer.line(), peer.line(), peer.line()];
+    gone.sort();
+    assert_eq!(
+        gone,
+        vec![
+            "RS- $G fresh\r\n",
+            "RS- $G sentinel\r\n",
+            "RS- $G to.me\r\n",
+            "RS- $G to.me g\r\n"
+        ]
+    );
+}
+
+#[test]
+fn scripted_peer_refusals() {
+    let n = node(Kind::Beaver, "B", &[]).unwrap();
+    // Another cluster: nats-server's error, then the route is closed.
+    let mut peer = Peer::dial(n.route_port);
+    peer.line();
+    peer.send(b"CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NPEER\",\"cluster\":\"other\",\"lnoc\":true}\r\n");
+    assert_eq!(
+        peer.line(),
+        "-ERR 'Rejecting connection, cluster name \"other\" does not match \"t\"'\r\n"
+    );
+    assert_eq!(peer.line(), "", "closed");
+    // A second route from the same server id: the duplicate is closed.
+    let mut p1 = Peer::dial(n.route_port);
+    p1.line();
+    p1.send(b"CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NPEER\",\"cluster\":\"t\",\"lnoc\":true}\r\n");
+    p1.send(PEER_INFO);
+    p1.send(b"PING\r\n");
+    loop {
+        let mut l = String::new();
+        p1.reader.read_line(&mut l).unwrap();
+        if l == "PONG\r\n" {
+            break;
+        }
+    }
+    let mut p2 = Peer::dial(n.route_port);
+    p2.line();
+    p2.send(PEER_INFO);
+    assert_eq!(p2.line(), "", "duplicate closed");
+    assert!(n
+        .server
+        .wait_for_log("Router connection closed: Duplicate Route"));
+}
+
+/// A route to itself (its own route port among its routes) is dropped and not redialled.
+#[test]
+fn route_to_self_is_dropped() {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let url = format!("nats://127.0.0.1:{port}");
+    let me = ServerProcess::beaver(&[
+        "-D",
+        "--cluster",
+        &url,
+        "--cluster_name",
+        "t",
+        "--routes",
+        &url,
+    ]);
+    assert!(me.wait_for_log("Detected route to self"));
+    assert!(me.wait_for_log("Router connection closed: Duplicate Route"));
+}
+
+/// Cluster authorization: a route without the right credentials is refused.
+#[test]
+fn cluster_authorization() {
+    let dir = std::env::temp_dir().join(format!("beaver-routes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("a.conf");
+    std::fs::write(
+        &conf,
+        "cluster {\n  name: t\n  listen: 127.0.0.1:-1\n  authorization { user: ruser, password: s3cret, timeout: 2 }\n}\n",
+    )
+    .unwrap();
+    let a = ServerProcess::beaver(&["-c", conf.to_str().unwrap()]);
+    let needle = "Listening for route connections on ";
+    assert!(a.wait_for_log(needle));
+    let port: u16 = a
+        .log_lines()
+        .iter()
+        .find_map(|l| {
+            l.split(needle)
+                .nth(1)?
+                .trim()
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap();
+    let mut bad = Peer::dial(port);
+    let info = bad.line();
+    assert!(info.contains("\"auth_required\":true"), "{info}");
+    bad.send(b"CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"user\":\"ruser\",\"pass\":\"wrong\",\"tls_required\":false,\"headers\":true,\"name\":\"NPEER\",\"cluster\":\"t\",\"lnoc\":true}\r\n");
+    assert_eq!(bad.line(), "-ERR 'Authorization Violation'\r\n");
+    // The right credentials in the route URL: the cluster forms.
+    let b_routes = format!("nats://ruser:s3cret@127.0.0.1:{port}");
+    let b = ServerProcess::beaver(&[
+        "-n",
+        "B",
+        "--cluster",
+        "nats://127.0.0.1:-1",
+        "--cluster_name",
+        "t",
+        "--routes",
+        &b_routes,
+    ]);
+    let nodes = [
+        Node {
+            server: a,
+            route_port: port,
+        },
+        Node {
+            server: b,
+            route_port: 0,
+        },
+    ];
+    rt().block_on(async {
+        let clients = vec![connect(&nodes[0]).await, connect(&nodes[1]).await];
+        propagate(&clients, 0).await;
+        propagate(&clients, 1).await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `/routez` and `/varz` show the route, its remote id and its interest.
+#[test]
+fn routez_and_varz_show_the_routes() {
+    let a = ServerProcess::beaver(&[
+        "-m",
+        "-1",
+        "-n",
+        "A",
+        "--cluster",
+        "nats://127.0.0.1:-1",
+        "--cluster_name",
+        "t",
+    ]);
+    let needle = "Listening for route connections on ";
+    assert!(a.wait_for_log(needle));
+    let port: u16 = a
+        .log_lines()
+        .iter()
+        .find_map(|l| {
+            l.split(needle)
+                .nth(1)?
+                .trim()
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap();
+    let b = node(Kind::Beaver, "B", &[port]).unwrap();
+    let mut client = b.server.raw();
+    client.exchange(b"CONNECT {\"verbose\":false}\r\nSUB watched q1 1\r\nPING\r\n");
+    let m = a.monitor_port();
+    let routez = common::poll_json(m, "/routez?subs=1", "B's interest", |d| {
+        d["routes"][0]["subscriptions_list"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|s| s == "watched q1"))
+    });
+    let r = &routez["routes"][0];
+    assert_eq!(routez["num_routes"], 1);
+    assert_eq!(r["remote_id"], client.info["server_id"]);
+    assert_eq!(r["did_solicit"], false);
+    assert_eq!(r["is_configured"], false);
+    assert_eq!(r["ip"], "127.0.0.1");
+    for k in [
+        "rid",
+        "port",
+        "pending_size",
+        "in_msgs",
+        "out_msgs",
+        "in_bytes",
+        "out_bytes",
+        "subscriptions",
+    ] {
+        assert!(r[k].is_u64(), "{k} in {r}");
+    }
+    let varz = common::get_json(m, "/varz");
+    assert_eq!(varz["routes"], 1);
+    assert_eq!(varz["cluster"]["name"], "t");
+    assert_eq!(varz["cluster"]["cluster_port"], port);
+}
