@@ -64,10 +64,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .publish_with_headers("audit", headers, "event".into())
         .await?;
     let msg = with_headers.next().await.ok_or("subscription ended")?;
-    println!(
-        "[headers]  Trace-Id = {:?}",
-        msg.headers.as_ref().and_then(|h| h.get("Trace-Id"))
-    );
+    let trace_id = msg
+        .headers
+        .as_ref()
+        .and_then(|h| h.get("Trace-Id"))
+        .map_or("(missing)", |v| v.as_str());
+    println!("[headers]  Trace-Id = {trace_id}");
 
     // No responders: the server answers a request nobody listens to at once.
     let started = std::time::Instant::now();
@@ -77,7 +79,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .await
     {
-        Ok(Err(e)) => println!("[no resp.] {e} (after {:?})", started.elapsed()),
+        Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => println!(
+            "[no resp.] the server said at once that nobody listens (after {:?})",
+            started.elapsed()
+        ),
+        Ok(Err(e)) => println!("[no resp.] unexpected error: {e}"),
         other => println!("[no resp.] unexpected: {other:?}"),
     }
     client.drain().await?;

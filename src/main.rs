@@ -31,6 +31,18 @@ fn main() -> ExitCode {
         }
     };
     let warnings: Vec<String> = cli.warnings().into_iter().chain(warnings).collect();
+    // Certificates and keys are read now, before anything starts, so that a missing or bad
+    // file fails `-t` as nats-server's does, and names the configuration file.
+    let source = cli
+        .config
+        .as_ref()
+        .map_or_else(|| "command line".to_owned(), |p| p.display().to_string());
+    if let Some(tls) = &config.tls {
+        if let Err(e) = beaver::auth::tls::server_config(tls) {
+            eprintln!("beaver: {source}: {e}");
+            return ExitCode::from(1);
+        }
+    }
     if cli.test_config {
         for w in &warnings {
             eprintln!("beaver: warning: {w}");

@@ -701,3 +701,95 @@ fn routez_and_varz_show_the_routes() {
     assert_eq!(varz["cluster"]["name"], "t");
     assert_eq!(varz["cluster"]["cluster_port"], port);
 }
+
+/// The route port a node logged.
+fn route_port_of(server: &ServerProcess) -> u16 {
+    let needle = "Listening for route connections on ";
+    assert!(server.wait_for_log(needle));
+    server
+        .log_lines()
+        .iter()
+        .find_map(|l| {
+            l.split(needle)
+                .nth(1)?
+                .trim()
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .expect("route port in the log")
+}
+
+/// Accounts stay apart across the cluster: interest and messages travel under their
+/// account's name, so a message published in account A on one node reaches A's subscribers
+/// on the other node, and never B's, which see only B's.
+#[test]
+fn accounts_stay_apart_across_the_cluster() {
+    let dir = std::env::temp_dir().join(format!("beaver-routes-acc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let accounts = "accounts {\n  A { users = [ { user: a, password: pa } ] }\n  \
+                    B { users = [ { user: b, password: pb } ] }\n}\n";
+    let conf_1 = dir.join("one.conf");
+    std::fs::write(
+        &conf_1,
+        format!("{accounts}cluster {{\n  name: t\n  listen: 127.0.0.1:-1\n}}\n"),
+    )
+    .unwrap();
+    let one = ServerProcess::beaver(&["-n", "one", "-c", conf_1.to_str().unwrap()]);
+    let port_1 = route_port_of(&one);
+    let conf_2 = dir.join("two.conf");
+    std::fs::write(
+        &conf_2,
+        format!(
+            "{accounts}cluster {{\n  name: t\n  listen: 127.0.0.1:-1\n  \
+             routes: [ nats://127.0.0.1:{port_1} ]\n}}\n"
+        ),
+    )
+    .unwrap();
+    let two = ServerProcess::beaver(&["-n", "two", "-c", conf_2.to_str().unwrap()]);
+    let nodes = [
+        Node {
+            server: one,
+            route_port: port_1,
+        },
+        Node {
+            route_port: route_port_of(&two),
+            server: two,
+        },
+    ];
+    let login = |n: &Node, user: &str, pass: &str| {
+        let url = n.server.url();
+        let (user, pass) = (user.to_owned(), pass.to_owned());
+        async move {
+            async_nats::ConnectOptions::with_user_and_password(user, pass)
+                .connect(url)
+                .await
+                .expect("login")
+        }
+    };
+    rt().block_on(async {
+        let a = [
+            login(&nodes[0], "a", "pa").await,
+            login(&nodes[1], "a", "pa").await,
+        ];
+        let b = [
+            login(&nodes[0], "b", "pb").await,
+            login(&nodes[1], "b", "pb").await,
+        ];
+        let mut a_sub = a[1].subscribe("orders").await.unwrap();
+        let mut b_sub = b[1].subscribe("orders").await.unwrap();
+        // Each account's interest on node two has reached node one.
+        propagate(&a, 1).await;
+        propagate(&b, 1).await;
+        a[0].publish("orders", "for A".into()).await.unwrap();
+        b[0].publish("orders", "for B".into()).await.unwrap();
+        a[0].flush().await.unwrap();
+        b[0].flush().await.unwrap();
+        assert_eq!(take(&mut a_sub, 1).await[0].payload, "for A");
+        assert_eq!(take(&mut b_sub, 1).await[0].payload, "for B");
+        nothing_more(&mut a_sub).await;
+        nothing_more(&mut b_sub).await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -386,3 +386,41 @@ async fn tls_slow_consumer() {
         }
     }
 }
+
+/// A certificate file that cannot be read fails `-t` (as nats-server's `-t` does) and
+/// start-up, with the configuration file and the key named.
+#[test]
+fn missing_certificate_fails_the_configuration_check() {
+    let dir = std::env::temp_dir().join(format!("beaver-tls-missing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("missing.conf");
+    let cert = dir.join("nope.pem");
+    std::fs::write(
+        &conf,
+        format!(
+            "tls {{\n  cert_file: {:?}\n  key_file: {:?}\n}}\n",
+            cert.display().to_string(),
+            dir.join("nope-key.pem").display().to_string()
+        ),
+    )
+    .unwrap();
+    for extra in [&["-t"][..], &["-p", "-1"][..]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_beaver"))
+            .arg("-c")
+            .arg(&conf)
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "beaver: {}: tls: cert_file {}: ",
+                conf.display(),
+                cert.display()
+            )),
+            "{extra:?}: {stderr}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -568,16 +568,20 @@ impl Client {
             return Enqueued::Dropped;
         }
         let pending = self.outbound.pending();
-        if pending + batch.len() > self.max_pending {
+        let batch_len = batch.len();
+        if pending + batch_len > self.max_pending {
             pool.give(batch);
             if self.abort(CloseReason::SlowConsumerPendingBytes) {
+                // The prefix names the client (address, cid, and `"version:lang:name"` as
+                // nats-server shows it); the numbers say why: what was queued, and what
+                // this message would have made it.
                 log::warn!(
-                    "{} - Slow Consumer Detected: MaxPending of {} Exceeded (pending {} bytes, \
-                     client name {:?})",
+                    "{} - Slow Consumer Detected: MaxPending of {} Exceeded ({} bytes pending, \
+                     {} with this message)",
                     self.log_prefix(),
                     self.max_pending,
                     pending,
-                    self.name()
+                    pending + batch_len
                 );
                 return Enqueued::SlowConsumer { pending };
             }

@@ -461,7 +461,15 @@ impl Connection {
         log::debug!("{prefix} - Starting TLS client connection handshake");
         let deadline = self.handshake_deadline();
         let failed = |what: &dyn std::fmt::Display| {
-            log::error!("{prefix} - TLS handshake error: {what}");
+            let what = what.to_string();
+            // rustls (webpki) accepts only X.509 v3 certificates; `openssl x509 -req` without
+            // `-extfile` makes v1 ones, which nats-server (Go) accepts. Say so plainly.
+            let hint = if what.contains("UnsupportedCertVersion") {
+                " (the client certificate is X.509 v1; beaver needs v3: see the README, TLS)"
+            } else {
+                ""
+            };
+            log::error!("{prefix} - TLS handshake error: {what}{hint}");
             Closing::new(CloseReason::TlsHandshakeError, None)
         };
         let mut buf = vec![0u8; 16 * 1024];

@@ -238,7 +238,7 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         slow_consumers: totals.slow_consumers,
         subscriptions: totals.subscriptions,
         http_req_stats: extras.http_req_stats,
-        config_load_time: GoTime(shared.start),
+        config_load_time: GoTime(shared.config_load_time()),
         beaver_version: VERSION,
     }
 }

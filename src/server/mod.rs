@@ -61,6 +61,9 @@ pub struct Shared {
     /// successful reload (SIGHUP). Read it with [`Shared::config`]. Readers cache what they
     /// use per connection and refresh it when `config_generation` moves, so the message path
     /// never takes this lock.
+    /// When the configuration in use was loaded: the start, then each successful reload
+    /// (`/varz` `config_load_time`). A lock only monitoring and reloads take.
+    config_load_time: Mutex<SystemTime>,
     config: RwLock<Arc<Config>>,
     /// Bumped (Release) after each reload; readers load it (Acquire) once per read to see
     /// whether their cached limits are stale.
@@ -123,6 +126,7 @@ impl Shared {
     /// Installs a reloaded configuration (only its reloadable parts may differ; see
     /// [`crate::reload`]).
     pub fn set_config(&self, config: Config) {
+        *self.config_load_time.lock() = SystemTime::now();
         // Relaxed: a setting; the writers read it when a write is stuck.
         self.write_deadline.store(
             duration_nanos(config.effective_write_deadline()),
@@ -136,6 +140,11 @@ impl Shared {
     /// Whether the acceptor must stop: shutdown or lame-duck mode has started.
     pub fn stops_accepting(&self) -> bool {
         self.is_shutting_down() || self.is_lame_duck()
+    }
+
+    /// When the configuration in use was loaded (the start, or the last reload).
+    pub fn config_load_time(&self) -> SystemTime {
+        *self.config_load_time.lock()
     }
 
     /// Whether lame-duck mode has started.
@@ -367,6 +376,7 @@ impl Server {
             pool.clone(),
             write_deadline.clone(),
         )?;
+        let start = SystemTime::now();
         let shared = Arc::new(Shared {
             server_name: config
                 .server_name
@@ -379,7 +389,7 @@ impl Server {
             doorbell: ready_tx,
             stall,
             local_addr,
-            start: SystemTime::now(),
+            start,
             start_instant: Instant::now(),
             departed: Arc::new(ClientStats::default()),
             closed: Mutex::new(ClosedConnections::new(config.closed_ring_size())),
@@ -389,6 +399,7 @@ impl Server {
             auth,
             tls,
             config: RwLock::new(Arc::new(config)),
+            config_load_time: Mutex::new(start),
             config_generation: AtomicU64::new(0),
             lame_duck: AtomicBool::new(false),
             write_deadline,

@@ -376,12 +376,10 @@ impl Writer {
         }
         if client.abort(CloseReason::SlowConsumerWriteDeadline) {
             log::warn!(
-                "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded with {} bytes \
-                 pending (client name {:?})",
+                "{} - Slow Consumer Detected: WriteDeadline of {:?} exceeded with {} bytes pending",
                 client.log_prefix(),
                 deadline,
-                pending,
-                client.name()
+                pending
             );
         }
         true
