@@ -35,6 +35,11 @@ fn main() -> ExitCode {
         for w in &warnings {
             eprintln!("beaver: warning: {w}");
         }
+        // The certificate and key are loaded, as nats-server's `-t` does.
+        if let Some(Err(e)) = config.tls.as_ref().map(beaver::auth::tls::server_config) {
+            eprintln!("beaver: {e}");
+            return ExitCode::from(1);
+        }
         match &cli.config {
             Some(path) => eprintln!("beaver: configuration file {} is valid", path.display()),
             None => eprintln!("beaver: configuration is valid (defaults, no file given)"),

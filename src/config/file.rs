@@ -440,6 +440,31 @@ impl<'de> Deserialize<'de> for Seconds {
     }
 }
 
+/// serde's words for Rust types, in the file's terms: `invalid type: string "abc", expected
+/// i64` becomes `..., expected an integer`.
+pub(super) fn plain_words(message: &str) -> String {
+    let mut out = message.to_owned();
+    for (rust, words) in [
+        ("i8", "an integer"),
+        ("i16", "an integer"),
+        ("i32", "an integer"),
+        ("i64", "an integer"),
+        ("u8", "a non-negative integer"),
+        ("u16", "a non-negative integer"),
+        ("u32", "a non-negative integer"),
+        ("u64", "a non-negative integer"),
+        ("usize", "a non-negative integer"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ] {
+        let from = format!("expected {rust}");
+        if out.ends_with(&from) || out.contains(&format!("{from}\n")) {
+            out = out.replace(&from, &format!("expected {words}"));
+        }
+    }
+    out
+}
+
 /// Parses `text` (the contents of `path`, in TOML) and applies it on top of `config`;
 /// returns the warnings (keys accepted and ignored).
 pub(super) fn apply_file(
@@ -459,12 +484,13 @@ pub(super) fn apply_file(
                     .and_then(|l| l.split('=').next())
                     .map(|k| k.trim().trim_matches('"'))
                     .filter(|k| !k.is_empty() && !k.starts_with('['));
+                let m = plain_words(e.message().trim());
                 match key {
-                    Some(k) => format!("{path}: line {line}: key `{k}`: {}", e.message().trim()),
-                    None => format!("{path}: line {line}: {}", e.message().trim()),
+                    Some(k) => format!("{path}: line {line}: key `{k}`: {m}"),
+                    None => format!("{path}: line {line}: {m}"),
                 }
             }
-            None => format!("{path}: {}", e.message().trim()),
+            None => format!("{path}: {}", plain_words(e.message().trim())),
         };
         ConfigError { message }
     })?;

@@ -209,7 +209,7 @@ pub(super) fn apply_document(
         });
         let key = e.key.map_or_else(String::new, |k| format!("key `{k}`: "));
         ConfigError {
-            message: format!("{at}{key}{}", e.message),
+            message: format!("{at}{key}{}", file::plain_words(&e.message)),
         }
     })?;
     let locate = |span: std::ops::Range<usize>| match de.location(span) {
@@ -340,6 +340,13 @@ mod tests {
                 .starts_with("nats.conf: line 2: key `ping_interval`"),
             "{e}"
         );
+        let e = Config::from_nats_conf("port = \"abc\"\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "nats.conf: line 1: key `port`: invalid type: string \"abc\", expected an integer"
+        );
+        let e = Config::from_toml("port = \"abc\"\n").unwrap_err();
+        assert!(e.message.ends_with("expected an integer"), "{e}");
         let e = Config::from_nats_conf("lame_duck_duration: \"10s\"\n").unwrap_err();
         assert!(e.message.contains("minimum is 30 seconds"), "{e}");
         let e = Config::from_nats_conf("listen: \"nope\"\n").unwrap_err();
