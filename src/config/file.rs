@@ -485,6 +485,16 @@ pub(super) fn apply_file(
                     .map(|k| k.trim().trim_matches('"'))
                     .filter(|k| !k.is_empty() && !k.starts_with('['));
                 let m = plain_words(e.message().trim());
+                // `port: 4222`, `authorization {`: nats-server's syntax in a .toml file.
+                if m.contains("expected `=`") && super::natsconf::parse_str_no_include(text).is_ok()
+                {
+                    return ConfigError {
+                        message: format!(
+                            "{path}: line {line}: {m} (this looks like nats-server syntax: name \
+                             the file .conf)"
+                        ),
+                    };
+                }
                 match key {
                     Some(k) => format!("{path}: line {line}: key `{k}`: {m}"),
                     None => format!("{path}: line {line}: {m}"),
