@@ -340,6 +340,11 @@ mod tests {
                 .starts_with("nats.conf: line 2: key `ping_interval`"),
             "{e}"
         );
+        // Durations are Go's (time.ParseDuration), as nats-server reads them.
+        let e = Config::from_nats_conf("ping_interval: \"2 minutes\"\n").unwrap_err();
+        assert!(e.message.ends_with("unknown unit \" minutes\""), "{e}");
+        let (c, _) = Config::from_nats_conf("write_deadline: \"1.5h\"\n").unwrap();
+        assert_eq!(c.write_deadline, Duration::from_secs(5400));
         let e = Config::from_nats_conf("port = \"abc\"\n").unwrap_err();
         assert_eq!(
             e.message,
