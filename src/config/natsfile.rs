@@ -382,6 +382,13 @@ mod tests {
             "accounts { A { P = { sub = x }\n users = [ {user: u, password: p, permissions: $P} ] } }\n",
         )
         .unwrap();
+        // In `accounts`, a block used as a variable is not an account either.
+        let (c, _) = Config::from_nats_conf(
+            "accounts {\n  T = { users: [ {user: a, password: b} ] }\n  A: $T\n}\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = c.accounts.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["A"]);
         let e = Config::from_nats_conf(
             "authorization {\n  users = [ {user: a, password: b} ]\n  NOPE = 1\n}\n",
         )

@@ -163,6 +163,9 @@ impl<'de> MapAccess<'de> for Entries<'_> {
                 return Ok(None);
             };
             let key = match self.fields {
+                // A map of names (`accounts { A {...} }`): an entry a `$reference` used is a
+                // variable, not a name, as nats-server skips it.
+                None if e.used => continue,
                 None => e.key.as_str(),
                 Some(fields) => match field_of(fields, &e.key) {
                     // A key given again later (in another case: `User` and `user`) takes
