@@ -129,10 +129,10 @@ mod tests {
         let e = PortsFile::write(dir, "127.0.0.1:4222".parse().unwrap(), None)
             .err()
             .unwrap();
-        let file = format!("/nonexistent-beaver-dir/{}", "");
         let msg = e.to_string();
         assert!(
-            msg.starts_with(&file) && msg.contains(&format!("_{}.ports: ", std::process::id())),
+            msg.starts_with("/nonexistent-beaver-dir/")
+                && msg.contains(&format!("_{}.ports: ", std::process::id())),
             "{msg}"
         );
     }
