@@ -164,7 +164,7 @@ fn write_ports_file(
             Some(f)
         }
         Err(e) => {
-            log::error!("Error writing ports file ({}): {e}", dir.display());
+            log::error!("Error writing ports file {e}");
             None
         }
     }

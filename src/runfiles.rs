@@ -31,7 +31,7 @@ struct Ports {
 
 impl PortsFile {
     /// Writes the ports file into `dir` for the client address `nats` and the monitoring
-    /// address `monitoring`.
+    /// address `monitoring`. The error names the file.
     pub fn write(
         dir: &Path,
         nats: SocketAddr,
@@ -51,7 +51,8 @@ impl PortsFile {
             monitoring: monitoring.map_or_else(Vec::new, |m| urls("http", m)),
         };
         let json = serde_json::to_vec(&ports).map_err(io::Error::other)?;
-        std::fs::write(&path, json)?;
+        std::fs::write(&path, json)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         Ok(PortsFile { path })
     }
 
@@ -121,6 +122,20 @@ fn interface_ips() -> Vec<IpAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ports_file_error_names_the_file() {
+        let dir = Path::new("/nonexistent-beaver-dir");
+        let e = PortsFile::write(dir, "127.0.0.1:4222".parse().unwrap(), None)
+            .err()
+            .unwrap();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("/nonexistent-beaver-dir/")
+                && msg.contains(&format!("_{}.ports: ", std::process::id())),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn urls_of_bound_and_unspecified_addresses() {

@@ -355,6 +355,7 @@ fn out_of_range_flags_are_errors() {
         &["-p", "-2"],
         &["-m", "70000"],
         &["--writers", "5000"],
+        &["--writers", "-1"],
     ] {
         for t in [true, false] {
             let mut all = args.to_vec();

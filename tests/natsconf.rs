@@ -73,7 +73,14 @@ fn load(file: &Path) -> (Config, Vec<String>) {
 
 #[test]
 fn fixtures_are_valid_nats_server_config_and_load_like_their_toml_twin() {
-    for name in ["basic", "blocks", "include", "variables", "docs_example"] {
+    for name in [
+        "basic",
+        "blocks",
+        "include",
+        "variables",
+        "docs_example",
+        "block_variables",
+    ] {
         let conf = fixture(&format!("{name}.conf"));
         if let Some((status, stderr)) = nats_server_check(&conf) {
             assert!(status.success(), "nats-server -t {name}.conf: {stderr}");

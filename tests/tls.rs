@@ -424,3 +424,38 @@ fn missing_certificate_fails_the_configuration_check() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A key that is not the certificate's is refused in words, naming both files.
+#[test]
+fn key_file_not_matching_cert_file() {
+    let certs = Certs::new("mismatch");
+    for check in [true, false] {
+        let mut args = vec![
+            "--tls".to_owned(),
+            "--tlscert".into(),
+            certs.arg("server-cert.pem"),
+            "--tlskey".into(),
+            certs.arg("client-key.pem"),
+            "-p".into(),
+            "-1".into(),
+        ];
+        if check {
+            args.push("-t".into());
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_beaver"))
+            .args(&args)
+            .output()
+            .expect("run beaver");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "tls: key_file {} is not the private key of the certificate in cert_file {}",
+                certs.arg("client-key.pem"),
+                certs.arg("server-cert.pem")
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("KeyMismatch"), "{stderr}");
+    }
+}

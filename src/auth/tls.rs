@@ -47,8 +47,24 @@ pub fn server_config(tls: &Tls) -> Result<Arc<ServerConfig>, String> {
     };
     let config = builder
         .with_single_cert(certs, key)
-        .map_err(|e| format!("tls: cert_file/key_file: {e}"))?;
+        .map_err(|e| cert_key_error(&e, tls))?;
     Ok(Arc::new(config))
+}
+
+/// `with_single_cert`'s error in words: rustls shows a mismatch as `keys may not be
+/// consistent: KeyMismatch`.
+fn cert_key_error(e: &rustls::Error, tls: &Tls) -> String {
+    let (cert, key) = (tls.cert_file.display(), tls.key_file.display());
+    match e {
+        rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => format!(
+            "tls: key_file {key} is not the private key of the certificate in cert_file {cert}"
+        ),
+        rustls::Error::InconsistentKeys(_) => format!(
+            "tls: key_file {key}: cannot check that it is the private key of the certificate in \
+             cert_file {cert}"
+        ),
+        e => format!("tls: cert_file {cert} / key_file {key}: {e}"),
+    }
 }
 
 fn read(key: &str, path: &Path) -> Result<Vec<u8>, String> {

@@ -94,8 +94,8 @@ pub struct Cli {
     pub test_config: bool,
 
     /// Writer threads (default: one per CPU)
-    #[arg(long = "writers", value_name = "N")]
-    pub writers: Option<usize>,
+    #[arg(long = "writers", value_name = "N", allow_negative_numbers = true)]
+    pub writers: Option<i64>,
 
     /// Show version and exit
     #[arg(short = 'v', long = "version")]
@@ -337,10 +337,10 @@ impl Cli {
             config.logtime = t;
         }
         if let Some(w) = self.writers {
-            if w > 1024 {
+            if !(0..=1024).contains(&w) {
                 return Err(bad("--writers", format!("{w} is out of range (0 to 1024)")));
             }
-            config.writers = w;
+            config.writers = w as usize;
         }
         // Authentication flags override the file's single user / token, as nats-server's do.
         if self.user.is_some() || self.pass.is_some() || self.auth.is_some() {
@@ -497,5 +497,8 @@ mod tests {
         assert!(Cli::try_parse_from(["beaver", "--nope"]).is_err());
         let mut c = Config::default();
         assert!(parse(&["-p", "70000"]).apply(&mut c).is_err());
+        // A negative number reaches the range check (not clap's "unexpected argument").
+        let e = parse(&["--writers", "-1"]).apply(&mut c).unwrap_err();
+        assert!(e.message.contains("-1 is out of range (0 to 1024)"), "{e}");
     }
 }

@@ -98,6 +98,9 @@ struct FileAuthorization {
     token: Option<String>,
     timeout: Option<Spanned<Seconds>>,
     users: Option<Vec<Spanned<FileUser>>>,
+    /// Permissions of the `users` that have none of their own.
+    #[serde(alias = "default_permission")]
+    default_permissions: Option<Spanned<FilePermissions>>,
 }
 
 /// `accounts`: a map from account name to its block (`accounts { A { users [...] } }`,
@@ -153,17 +156,24 @@ struct FileAccount {
     nkey: Option<Spanned<de::IgnoredAny>>,
 }
 
-/// One entry of `users`.
+/// One entry of `users`. `nkey` and `allowed_connection_types` are nats-server's, not
+/// beaver's: they are read only to be refused by name (ignoring them would lock the user out
+/// or let it in where the file says not to).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileUser {
-    user: String,
+    #[serde(alias = "username")]
+    user: Option<String>,
     #[serde(alias = "pass")]
-    password: String,
+    password: Option<String>,
+    #[serde(alias = "permission")]
     permissions: Option<FilePermissions>,
+    nkey: Option<Spanned<de::IgnoredAny>>,
+    allowed_connection_types: Option<Spanned<de::IgnoredAny>>,
 }
 
 /// `permissions = { publish = ..., subscribe = ... }` (nats-server also says `pub`/`sub`).
+/// `allow_responses` is read but not implemented: see [`FilePermissions::into_permissions`].
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FilePermissions {
@@ -171,20 +181,75 @@ struct FilePermissions {
     publish: Option<PermSpec>,
     #[serde(alias = "sub")]
     subscribe: Option<PermSpec>,
+    allow_responses: Option<Spanned<AllowResponses>>,
+}
+
+/// nats-server's `allow_responses`: `true`/`false`, or `{ max, expires }` (enabled).
+struct AllowResponses(bool);
+
+impl<'de> Deserialize<'de> for AllowResponses {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AllowResponses;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false, or a table with `max` and `expires`")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<AllowResponses, E> {
+                Ok(AllowResponses(v))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<AllowResponses, A::Error> {
+                while m.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+                Ok(AllowResponses(true))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A permission: one subject, a list of subjects (both mean allow), or a table with `allow`
-/// and `deny`.
-#[derive(Deserialize)]
-#[serde(
-    untagged,
-    expecting = "a subject, a list of subjects, or a table with `allow` and `deny` lists"
-)]
+/// and `deny`. Read as a struct, so that the table's keys are matched like any other block's
+/// (case-insensitively in a nats-server file).
 enum PermSpec {
     One(String),
     List(Vec<String>),
     Table(FileSubjectPermission),
 }
+
+impl<'de> Deserialize<'de> for PermSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PermSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a subject, a list of subjects, or a table with `allow` and `deny` lists",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PermSpec, E> {
+                Ok(PermSpec::One(v.to_owned()))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut s: A) -> Result<PermSpec, A::Error> {
+                let mut list = Vec::new();
+                while let Some(subject) = s.next_element::<String>()? {
+                    list.push(subject);
+                }
+                Ok(PermSpec::List(list))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<PermSpec, A::Error> {
+                FileSubjectPermission::deserialize(de::value::MapAccessDeserializer::new(m))
+                    .map(PermSpec::Table)
+            }
+        }
+        d.deserialize_struct("PermSpec", FILE_SUBJECT_PERMISSION_FIELDS, V)
+    }
+}
+
+/// [`FileSubjectPermission`]'s keys.
+const FILE_SUBJECT_PERMISSION_FIELDS: &[&str] = &["allow", "deny"];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -201,11 +266,38 @@ enum OneOrMany {
 }
 
 impl FilePermissions {
-    fn into_permissions(self) -> Permissions {
-        Permissions {
+    /// The permissions, and a warning if `allow_responses` was given. beaver does not have
+    /// it: the user may not publish to the reply subjects of the requests it receives unless
+    /// its publish permissions allow them. Where nats-server would allow responses only (no
+    /// `publish.allow`), every publish is denied, never more than the file allows.
+    fn into_permissions(
+        self,
+        locate: &dyn Fn(std::ops::Range<usize>) -> String,
+    ) -> (Permissions, Option<String>) {
+        let mut p = Permissions {
             publish: self.publish.map(PermSpec::into_permission),
             subscribe: self.subscribe.map(PermSpec::into_permission),
-        }
+        };
+        let warning = match self.allow_responses {
+            Some(r) if r.get_ref().0 => {
+                let pubs = p.publish.get_or_insert_with(SubjectPermission::default);
+                let only_responses = pubs.allow.is_empty();
+                if only_responses {
+                    pubs.deny = vec![">".to_owned()];
+                }
+                Some(format!(
+                    "{}: \"allow_responses\" is not supported by beaver yet: ignored; {}",
+                    locate(r.span()),
+                    if only_responses {
+                        "this user may not publish at all (nats-server would allow it replies)"
+                    } else {
+                        "this user may publish replies only where `publish` allows"
+                    }
+                ))
+            }
+            _ => None,
+        };
+        (p, warning)
     }
 }
 
@@ -348,6 +440,31 @@ impl<'de> Deserialize<'de> for Seconds {
     }
 }
 
+/// serde's words for Rust types, in the file's terms: `invalid type: string "abc", expected
+/// i64` becomes `..., expected an integer`.
+pub(super) fn plain_words(message: &str) -> String {
+    let mut out = message.to_owned();
+    for (rust, words) in [
+        ("i8", "an integer"),
+        ("i16", "an integer"),
+        ("i32", "an integer"),
+        ("i64", "an integer"),
+        ("u8", "a non-negative integer"),
+        ("u16", "a non-negative integer"),
+        ("u32", "a non-negative integer"),
+        ("u64", "a non-negative integer"),
+        ("usize", "a non-negative integer"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ] {
+        let from = format!("expected {rust}");
+        if out.ends_with(&from) || out.contains(&format!("{from}\n")) {
+            out = out.replace(&from, &format!("expected {words}"));
+        }
+    }
+    out
+}
+
 /// Parses `text` (the contents of `path`, in TOML) and applies it on top of `config`;
 /// returns the warnings (keys accepted and ignored).
 pub(super) fn apply_file(
@@ -367,12 +484,23 @@ pub(super) fn apply_file(
                     .and_then(|l| l.split('=').next())
                     .map(|k| k.trim().trim_matches('"'))
                     .filter(|k| !k.is_empty() && !k.starts_with('['));
+                let m = plain_words(e.message().trim());
+                // `port: 4222`, `authorization {`: nats-server's syntax in a .toml file.
+                if m.contains("expected `=`") && super::natsconf::parse_str_no_include(text).is_ok()
+                {
+                    return ConfigError {
+                        message: format!(
+                            "{path}: line {line}: {m} (this looks like nats-server syntax: name \
+                             the file .conf)"
+                        ),
+                    };
+                }
                 match key {
-                    Some(k) => format!("{path}: line {line}: key `{k}`: {}", e.message().trim()),
-                    None => format!("{path}: line {line}: {}", e.message().trim()),
+                    Some(k) => format!("{path}: line {line}: key `{k}`: {m}"),
+                    None => format!("{path}: line {line}: {m}"),
                 }
             }
-            None => format!("{path}: {}", e.message().trim()),
+            None => format!("{path}: {}", plain_words(e.message().trim())),
         };
         ConfigError { message }
     })?;
@@ -572,7 +700,27 @@ pub(super) fn apply(
             let (d, _) = duration!("authorization.timeout", v);
             auth.timeout = d;
         }
-        auth.users = users(a.users, "authorization.users", &mut seen, &err)?;
+        auth.users = users(
+            a.users,
+            "authorization.users",
+            &mut seen,
+            &err,
+            locate,
+            &mut warnings,
+        )?;
+        // Users without permissions of their own get `default_permissions`.
+        if let Some(p) = a.default_permissions {
+            let pspan = p.span();
+            let (p, warning) = p.into_inner().into_permissions(locate);
+            warnings.extend(warning);
+            check_permissions(&p)
+                .map_err(|m| err("authorization.default_permissions", pspan, m))?;
+            for u in &mut auth.users {
+                if u.permissions.is_none() {
+                    u.permissions = Some(p.clone());
+                }
+            }
+        }
         if auth.user.is_some() && !auth.users.is_empty() {
             return Err(err(
                 "authorization",
@@ -603,12 +751,21 @@ pub(super) fn apply(
             }
             let block = block.into_inner();
             let key = format!("accounts.{name}");
+            let default_permissions = block.default_permissions.map(|p| {
+                let (p, warning) = p.into_inner().into_permissions(locate);
+                warnings.extend(warning);
+                p
+            });
             let mut account = AccountConfig {
-                users: users(block.users, &format!("{key}.users"), &mut seen, &err)?,
-                default_permissions: block
-                    .default_permissions
-                    .map(|p| p.into_inner())
-                    .map(FilePermissions::into_permissions),
+                users: users(
+                    block.users,
+                    &format!("{key}.users"),
+                    &mut seen,
+                    &err,
+                    locate,
+                    &mut warnings,
+                )?,
+                default_permissions,
                 name,
             };
             if let Some(p) = &account.default_permissions {
@@ -855,29 +1012,56 @@ fn users(
     key: &str,
     seen: &mut std::collections::HashSet<String>,
     err: &dyn Fn(&str, std::ops::Range<usize>, String) -> ConfigError,
+    locate: &dyn Fn(std::ops::Range<usize>) -> String,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<User>, ConfigError> {
     let mut out = Vec::new();
     for u in list.unwrap_or_default() {
         let uspan = u.span();
         let u = u.into_inner();
-        let permissions = u.permissions.map(FilePermissions::into_permissions);
-        if let Some(p) = &permissions {
-            check_permissions(p).map_err(|m| err(key, uspan.clone(), m))?;
+        // Refused rather than ignored: an nkey user would be locked out, and a user limited
+        // to other connection types would be let in.
+        if let Some(v) = &u.nkey {
+            return Err(ConfigError {
+                message: format!(
+                    "{}: \"nkey\" (nkeys) is not supported by beaver yet",
+                    locate(v.span())
+                ),
+            });
         }
-        if u.user.is_empty() {
-            return Err(err(key, uspan, "`user` is empty".into()));
+        if let Some(v) = &u.allowed_connection_types {
+            return Err(ConfigError {
+                message: format!(
+                    "{}: \"allowed_connection_types\" is not supported by beaver yet",
+                    locate(v.span())
+                ),
+            });
         }
-        // nats-server's words.
-        if !seen.insert(u.user.clone()) {
+        let (Some(user), Some(password)) = (u.user, u.password) else {
             return Err(err(
                 key,
                 uspan,
-                format!("Duplicate user {:?} detected", u.user),
+                "each user needs `user` and `password`".into(),
             ));
+        };
+        let permissions = u.permissions.map(|p| {
+            let (p, warning) = p.into_permissions(locate);
+            warnings.extend(warning);
+            p
+        });
+        if let Some(p) = &permissions {
+            check_permissions(p).map_err(|m| err(key, uspan.clone(), m))?;
+        }
+        if user.is_empty() {
+            return Err(err(key, uspan, "`user` is empty".into()));
+        }
+        // nats-server's words.
+        if !seen.insert(user.clone()) {
+            return Err(err(key, uspan, format!("Duplicate user {user:?} detected")));
         }
         out.push(User {
-            user: u.user,
-            password: u.password,
+            user,
+            password,
             permissions,
         });
     }

@@ -400,6 +400,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nats_server_syntax_in_a_toml_file_gets_a_hint() {
+        let e = Config::from_toml("port: 4222\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Config.toml: line 1: key with no value, expected `=` (this looks like nats-server \
+             syntax: name the file .conf)"
+        );
+        // A TOML mistake is not taken for nats-server syntax.
+        let e = Config::from_toml("port = \n").unwrap_err();
+        assert!(!e.message.contains("nats-server syntax"), "{e}");
+    }
+
+    #[test]
     fn repository_config_toml_lists_the_defaults() {
         let text = include_str!("../../Config.toml");
         assert_eq!(Config::from_toml(text).unwrap(), Config::default());

@@ -3,7 +3,8 @@
 //!
 //! The keys beaver takes go, under their nats-server names, through the same
 //! `file::FileConfig` and `file::apply` as `Config.toml`. Keys are matched
-//! case-insensitively, as nats-server does. A key that nats-server does not know either is
+//! case-insensitively, as nats-server does (here at top level; inside blocks by the
+//! deserializer, which also skips unknown keys used as variables). A key that nats-server does not know either is
 //! an error naming it, its file, line and column (`nats.conf:2:1: unknown field "foo"`,
 //! nats-server's words), unless a `$reference` used it as a variable, which nats-server also
 //! allows.
@@ -208,7 +209,7 @@ pub(super) fn apply_document(
         });
         let key = e.key.map_or_else(String::new, |k| format!("key `{k}`: "));
         ConfigError {
-            message: format!("{at}{key}{}", e.message),
+            message: format!("{at}{key}{}", file::plain_words(&e.message)),
         }
     })?;
     let locate = |span: std::ops::Range<usize>| match de.location(span) {
@@ -339,9 +340,157 @@ mod tests {
                 .starts_with("nats.conf: line 2: key `ping_interval`"),
             "{e}"
         );
+        // Durations are Go's (time.ParseDuration), as nats-server reads them.
+        let e = Config::from_nats_conf("ping_interval: \"2 minutes\"\n").unwrap_err();
+        assert!(e.message.ends_with("unknown unit \" minutes\""), "{e}");
+        let (c, _) = Config::from_nats_conf("write_deadline: \"1.5h\"\n").unwrap();
+        assert_eq!(c.write_deadline, Duration::from_secs(5400));
+        let e = Config::from_nats_conf("port = \"abc\"\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "nats.conf: line 1: key `port`: invalid type: string \"abc\", expected an integer"
+        );
+        let e = Config::from_toml("port = \"abc\"\n").unwrap_err();
+        assert!(e.message.ends_with("expected an integer"), "{e}");
         let e = Config::from_nats_conf("lame_duck_duration: \"10s\"\n").unwrap_err();
         assert!(e.message.contains("minimum is 30 seconds"), "{e}");
         let e = Config::from_nats_conf("listen: \"nope\"\n").unwrap_err();
         assert!(e.message.contains("key `listen`"), "{e}");
+    }
+
+    #[test]
+    fn variables_defined_inside_blocks() {
+        // nats-server's documentation example.
+        let (c, w) = Config::from_nats_conf(concat!(
+            "authorization {\n",
+            "  ADMIN = { publish = \">\", subscribe = \">\" }\n",
+            "  REQUESTOR = { publish = [\"req.a\", \"req.b\"], subscribe = \"_INBOX.>\" }\n",
+            "  users = [\n",
+            "    { user: admin, password: secret, permissions: $ADMIN }\n",
+            "    { user: client, password: pw, permissions: $REQUESTOR }\n",
+            "  ]\n",
+            "}\n",
+        ))
+        .unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let users = &c.authorization.unwrap().users;
+        let p = users[1].permissions.as_ref().unwrap();
+        assert_eq!(p.publish.as_ref().unwrap().allow, ["req.a", "req.b"]);
+        assert_eq!(p.subscribe.as_ref().unwrap().allow, ["_INBOX.>"]);
+        // At any depth; an unknown key that is not used is still refused, with its line.
+        Config::from_nats_conf(
+            "accounts { A { P = { sub = x }\n users = [ {user: u, password: p, permissions: $P} ] } }\n",
+        )
+        .unwrap();
+        // In `accounts`, a block used as a variable is not an account either.
+        let (c, _) = Config::from_nats_conf(
+            "accounts {\n  T = { users: [ {user: a, password: b} ] }\n  A: $T\n}\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = c.accounts.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["A"]);
+        let e = Config::from_nats_conf(
+            "authorization {\n  users = [ {user: a, password: b} ]\n  NOPE = 1\n}\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("nats.conf: line 3: key `NOPE`: unknown field"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn keys_are_case_insensitive_at_every_level() {
+        let (c, _) = Config::from_nats_conf(concat!(
+            "Authorization { Users: [ {User: a, PASSWORD: b, Permissions: {Publish: {Allow: [x], DENY: y}}} ] }\n",
+            "Accounts { Acc: { Users: [ {user: c, password: d} ], Default_Permissions: {SUB: z} } }\n",
+        ))
+        .unwrap();
+        let u = &c.authorization.unwrap().users[0];
+        assert_eq!(u.user, "a");
+        let p = u.permissions.as_ref().unwrap().publish.as_ref().unwrap();
+        assert_eq!(
+            (p.allow.as_slice(), p.deny.as_slice()),
+            (&["x".to_owned()][..], &["y".to_owned()][..])
+        );
+        // Account names keep their case.
+        assert_eq!(c.accounts[0].name, "Acc");
+        assert!(c.accounts[0].users[0].permissions.is_some());
+        // The last of two spellings wins, as at top level.
+        let (c, _) =
+            Config::from_nats_conf("authorization { user: a, USER: b, password: p }\n").unwrap();
+        assert_eq!(c.authorization.unwrap().user.as_deref(), Some("b"));
+        let e =
+            Config::from_nats_conf("TLS { Cert_File: a, Key_File: b, Bogus: 1 }\n").unwrap_err();
+        assert!(e.message.contains("key `Bogus`: unknown field"), "{e}");
+        // Config.toml keeps TOML's exact names.
+        assert!(Config::from_toml("[authorization]\nUser = \"a\"\n").is_err());
+    }
+
+    #[test]
+    fn nats_server_features_beaver_lacks_inside_blocks() {
+        let e = Config::from_nats_conf(
+            "authorization {\n  users = [\n    { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }\n  ]\n}\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "nats.conf: line 3: \"nkey\" (nkeys) is not supported by beaver yet"
+        );
+        let e = Config::from_nats_conf(
+            "authorization { users = [ {user: a, password: b, allowed_connection_types: [WEBSOCKET]} ] }\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("\"allowed_connection_types\" is not supported"),
+            "{e}"
+        );
+        // allow_responses: ignored with a warning, never granting more than the file asks.
+        let (c, w) = Config::from_nats_conf(concat!(
+            "authorization { users = [\n",
+            "  {user: a, password: b, permissions: {publish: x, allow_responses: true}}\n",
+            "  {user: c, password: d, permissions: {subscribe: y, allow_responses: {max: 1}}}\n",
+            "  {user: e, password: f, permissions: {allow_responses: false}}\n",
+            "] }\n",
+        ))
+        .unwrap();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("nats.conf: line 2: \"allow_responses\" is not supported"),
+            "{w:?}"
+        );
+        let users = c.authorization.unwrap().users;
+        let pubs = |i: usize| users[i].permissions.clone().unwrap().publish.unwrap();
+        assert_eq!(pubs(0).allow, ["x"]);
+        assert!(pubs(0).deny.is_empty());
+        // nats-server would allow only replies: beaver denies every publish.
+        assert_eq!(pubs(1).deny, [">"]);
+        assert!(users[2].permissions.clone().unwrap().publish.is_none());
+    }
+
+    #[test]
+    fn authorization_default_permissions() {
+        let (c, w) = Config::from_nats_conf(concat!(
+            "authorization {\n",
+            "  default_permissions = { publish = \"a.>\" }\n",
+            "  users = [ {user: a, password: b}, {user: c, password: d, permissions: {publish: x}} ]\n",
+            "}\n",
+        ))
+        .unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let users = c.authorization.unwrap().users;
+        let allow = |i: usize| users[i].permissions.clone().unwrap().publish.unwrap().allow;
+        assert_eq!(allow(0), ["a.>"]);
+        assert_eq!(allow(1), ["x"]);
+        let e = Config::from_nats_conf(
+            "authorization {\n default_permissions = { publish = \"a b\" }\n users = [ {user: a, password: b} ] }\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("authorization.default_permissions"),
+            "{e}"
+        );
     }
 }

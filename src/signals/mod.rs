@@ -130,10 +130,20 @@ pub fn send(spec: &str) -> Result<(), String> {
     if parts.len() > 2 {
         return Err(format!("invalid signal parameters: {:?}", &parts[2..]));
     }
-    let pid = parts.get(1).map(|p| {
-        // A pid file if there is one by that name, else the pid itself.
-        std::fs::read_to_string(p).unwrap_or_else(|_| (*p).to_owned())
-    });
+    let pid = match parts.get(1) {
+        // A pid file if there is one by that name, else the pid itself; a name that can only
+        // be a file's (a path, or `*.pid`) that cannot be read is an error saying so.
+        Some(p) => Some(match std::fs::read_to_string(p) {
+            Ok(text) => text,
+            Err(e) if p.contains(['/', '\\']) || p.ends_with(".pid") => {
+                let e = e.to_string();
+                let e = e.split(" (os error").next().unwrap_or(&e);
+                return Err(format!("cannot read pid file {p}: {e}"));
+            }
+            Err(_) => (*p).to_owned(),
+        }),
+        None => None,
+    };
     platform::send(parts[0], pid.as_deref().map(str::trim))
 }
 
@@ -213,6 +223,18 @@ use windows as platform;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unreadable_pid_file_is_named() {
+        assert_eq!(
+            send("reload=/missing-beaver-dir/x.pid"),
+            Err("cannot read pid file /missing-beaver-dir/x.pid: No such file or directory".into())
+        );
+        assert_eq!(
+            send("reload=missing-beaver.pid"),
+            Err("cannot read pid file missing-beaver.pid: No such file or directory".into())
+        );
+    }
 
     #[test]
     fn every_request_has_its_own_flag() {

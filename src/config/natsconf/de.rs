@@ -73,6 +73,7 @@ impl Deserializer {
             de: self,
             entries,
             at: None,
+            fields: None,
         })
     }
 
@@ -93,6 +94,9 @@ struct MapDe<'a> {
     de: &'a Deserializer,
     entries: &'a [Entry],
     at: Option<Loc>,
+    /// The fields (aliases included) of the struct being read, if it is one: keys are then
+    /// matched to them case-insensitively, as nats-server does at every level.
+    fields: Option<&'static [&'static str]>,
 }
 
 impl<'de> de::Deserializer<'de> for MapDe<'_> {
@@ -103,6 +107,7 @@ impl<'de> de::Deserializer<'de> for MapDe<'_> {
             de: self.de,
             iter: self.entries.iter(),
             current: None,
+            fields: self.fields,
         });
         match self.at {
             Some(at) => r.map_err(|e| e.locate(None, at)),
@@ -114,9 +119,22 @@ impl<'de> de::Deserializer<'de> for MapDe<'_> {
         visitor.visit_some(self)
     }
 
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        MapDe {
+            fields: Some(fields),
+            ..self
+        }
+        .deserialize_any(visitor)
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
         ignored_any
     }
 }
@@ -125,6 +143,12 @@ struct Entries<'a> {
     de: &'a Deserializer,
     iter: std::slice::Iter<'a, Entry>,
     current: Option<&'a Entry>,
+    fields: Option<&'static [&'static str]>,
+}
+
+/// The field of `fields` that `key` names, ignoring case.
+fn field_of(fields: &'static [&'static str], key: &str) -> Option<&'static str> {
+    fields.iter().copied().find(|f| f.eq_ignore_ascii_case(key))
 }
 
 impl<'de> MapAccess<'de> for Entries<'_> {
@@ -134,14 +158,39 @@ impl<'de> MapAccess<'de> for Entries<'_> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, DeError> {
-        match self.iter.next() {
-            None => Ok(None),
-            Some(e) => {
-                self.current = Some(e);
-                seed.deserialize(e.key.as_str().into_deserializer())
-                    .map(Some)
-                    .map_err(|err: DeError| err.locate(Some(&e.key), e.key_at))
-            }
+        loop {
+            let Some(e) = self.iter.next() else {
+                return Ok(None);
+            };
+            let key = match self.fields {
+                // A map of names (`accounts { A {...} }`): an entry a `$reference` used is a
+                // variable, not a name, as nats-server skips it.
+                None if e.used => continue,
+                None => e.key.as_str(),
+                Some(fields) => match field_of(fields, &e.key) {
+                    // A key given again later (in another case: `User` and `user`) takes
+                    // its last value, as at top level.
+                    Some(f)
+                        if self
+                            .iter
+                            .as_slice()
+                            .iter()
+                            .any(|later| field_of(fields, &later.key) == Some(f)) =>
+                    {
+                        continue
+                    }
+                    Some(f) => f,
+                    // An unknown key that a `$reference` used is a variable, not an option
+                    // (nats-server allows it at any depth).
+                    None if e.used => continue,
+                    None => e.key.as_str(),
+                },
+            };
+            self.current = Some(e);
+            return seed
+                .deserialize(key.into_deserializer())
+                .map(Some)
+                .map_err(|err: DeError| err.locate(Some(&e.key), e.key_at));
         }
     }
 
@@ -241,6 +290,7 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_> {
                     de: self.de,
                     entries,
                     at: Some(at),
+                    fields: None,
                 }
                 .deserialize_any(visitor)
             }
@@ -271,7 +321,16 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_> {
                 step: 0,
             });
         }
-        self.deserialize_any(visitor)
+        match &self.node.value {
+            Value::Map(entries) => MapDe {
+                de: self.de,
+                entries,
+                at: Some(self.node.at),
+                fields: Some(fields),
+            }
+            .deserialize_any(visitor),
+            _ => self.deserialize_any(visitor),
+        }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
