@@ -7,6 +7,9 @@
 //!
 //!   -s URL       server (default nats://127.0.0.1:4222); nats://host:port, host:port, or a
 //!                comma-separated list (the first entry is used)
+//!   --sub-url URL  subscribers connect here instead of -s (publishers stay on -s): another
+//!                node of the same cluster; publishing starts once a probe published on -s
+//!                reaches a subscription made here after the subscribers' (not with --reqrep)
 //!   -np N        publishers, each on its own connection and OS thread (default 1)
 //!   -ns N        subscribers, each on its own connection and OS thread (default 0)
 //!   -n N         messages to publish, split across publishers (default 100000)
@@ -23,8 +26,8 @@
 //! formatting are checked against strings printed by Go's `bench` package:
 //! `cargo test --example bench`.
 //!
-//! `--json FILE` writes `{"mode": "pubsub"|"reqrep", "server", "subject", "msgs", "size",
-//! "pubs", "subs", "aggregate_msgs_per_sec", "pub_msgs_per_sec", "sub_msgs_per_sec",
+//! `--json FILE` writes `{"mode": "pubsub"|"reqrep", "server", "sub_server", "subject",
+//! "msgs", "size", "pubs", "subs", "aggregate_msgs_per_sec", "pub_msgs_per_sec", "sub_msgs_per_sec",
 //! "pub_samples": [{"msgs", "secs"}], "sub_samples", "requests_per_sec", "latency_us": {"p50",
 //! "p90", "p99", "p999", "max", "count"}}` (null where a mode has no such number; in reqrep
 //! mode the requesters are the `pub_samples`, `subs` is the one responder and
@@ -83,7 +86,7 @@ const DEFAULT_REQREP_SUBJECT: &str = "bench.reqrep";
 
 /// Go-style multi-letter flags that may be written with one dash (`-np 5`).
 const LONG_FLAGS: &[&str] = &[
-    "np", "ns", "ms", "csv", "json", "reqrep", "warmup", "timeout", "help",
+    "np", "ns", "ms", "csv", "json", "reqrep", "warmup", "timeout", "help", "sub-url",
 ];
 
 #[derive(Parser, Debug)]
@@ -92,12 +95,15 @@ const LONG_FLAGS: &[&str] = &[
     about = "NATS benchmark: Go nats-bench's flags and report, plus request/reply latency",
     override_usage = "bench [-s server (nats://127.0.0.1:4222)] [-np NUM_PUBLISHERS] \
         [-ns NUM_SUBSCRIBERS] [-n NUM_MSGS] [-ms MESSAGE_SIZE] [-csv csvfile] \
-        [--json file] [--reqrep [--warmup N]] [--timeout SECS] <subject>"
+        [--json file] [--reqrep [--warmup N]] [--timeout SECS] [--sub-url URL] <subject>"
 )]
 struct Args {
     /// The NATS server URLs (separated by comma; the first is used)
     #[arg(short = 's', long = "s", value_name = "URL", default_value = DEFAULT_URL)]
     server: String,
+    /// Subscribers connect to this server instead (another node of the cluster -s is in)
+    #[arg(long = "sub-url", value_name = "URL")]
+    sub_url: Option<String>,
     /// Number of concurrent publishers (requesters with --reqrep)
     #[arg(long = "np", value_name = "N", default_value_t = 1)]
     np: usize,
@@ -193,6 +199,8 @@ impl Gate {
 struct JsonSummary {
     mode: &'static str,
     server: String,
+    /// Where the subscribers connected (`--sub-url`, else `server`).
+    sub_server: String,
     subject: String,
     msgs: u64,
     size: usize,
@@ -262,10 +270,14 @@ fn run(args: Args) -> Result<(), String> {
         return Err("--timeout must be a positive number of seconds".to_string());
     }
     let timeout = Duration::from_secs_f64(args.timeout);
+    let sub_server = args.sub_url.as_deref().map(Server::parse).transpose()?;
     if args.reqrep {
+        if sub_server.is_some() {
+            return Err("--sub-url is for pub/sub runs, not --reqrep".to_string());
+        }
         run_reqrep(&args, &server, timeout)
     } else {
-        run_pubsub(&args, &server, timeout)
+        run_pubsub(&args, &server, sub_server.as_ref(), timeout)
     }
 }
 
@@ -300,6 +312,7 @@ fn run_reqrep(args: &Args, server: &Server, timeout: Duration) -> Result<(), Str
         let summary = JsonSummary {
             mode: "reqrep",
             server: server.url(),
+            sub_server: server.url(),
             subject,
             msgs: args.n,
             size: args.ms,
@@ -437,7 +450,84 @@ fn publisher(
     let _ = tx.send(Event::PubDone(i, done));
 }
 
-fn run_pubsub(args: &Args, server: &Server, timeout: Duration) -> Result<(), String> {
+/// With subscribers on another node: waits until the interest made on `sub_server` so far
+/// has reached `server`. A probe subscription is made on `sub_server` after the
+/// subscribers' (whose `SUB`s it has confirmed), and a probe is published on `server` every
+/// 20 ms until it arrives: interest travels between two servers in order, so the
+/// subscribers' has arrived too.
+fn wait_for_interest(
+    server: &Server,
+    sub_server: &Server,
+    timeout: Duration,
+) -> Result<(), String> {
+    let subject = format!("_BENCH.probe.{}", run_id());
+    let mut watcher = Conn::connect(sub_server, timeout, 64 * 1024)
+        .map_err(|e| format!("interest probe: {e}"))?;
+    watcher
+        .subscribe(&subject, None, 1)
+        .map_err(|e| format!("interest probe: {}", describe(&e, timeout)))?;
+    let handle = watcher
+        .shutdown_handle()
+        .map_err(|e| format!("interest probe: {e}"))?;
+    let (tx, rx) = mpsc::channel::<()>();
+    let waiter = spawn("bench-probe".to_string(), move || loop {
+        match watcher.r.next_frame(&mut watcher.w) {
+            Ok(client::Frame::Msg { .. }) => {
+                let _ = tx.send(());
+                return;
+            }
+            Ok(_) => {}
+            // The socket's timeout: keep waiting (the publishing side has the deadline).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    })?;
+    let result = (|| {
+        let mut probe = Conn::connect(server, timeout, 64 * 1024)
+            .map_err(|e| format!("interest probe: {e}"))?;
+        let deadline = Instant::now() + timeout;
+        let mut frame = Vec::new();
+        client::pub_frame(&subject, None, b"probe", &mut frame);
+        loop {
+            probe.w.out.extend_from_slice(&frame);
+            probe
+                .flush_pong()
+                .map_err(|e| format!("interest probe: {}", describe(&e, timeout)))?;
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(format!(
+                        "interest probe: the connection to {} failed",
+                        sub_server.url()
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() > deadline => {
+                    return Err(format!(
+                        "interest on {} did not reach {} within {timeout:?}: are they \
+                         clustered?",
+                        sub_server.url(),
+                        server.url()
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        }
+    })();
+    let _ = handle.shutdown(Shutdown::Both);
+    let _ = waiter.join();
+    result
+}
+
+fn run_pubsub(
+    args: &Args,
+    server: &Server,
+    sub_server: Option<&Server>,
+    timeout: Duration,
+) -> Result<(), String> {
     let Some(subject) = args.subject.clone() else {
         return Err("a subject is required: bench [flags] <subject> (see --help)".to_string());
     };
@@ -469,7 +559,7 @@ fn run_pubsub(args: &Args, server: &Server, timeout: Duration) -> Result<(), Str
     let mut early = Vec::new();
     let setup = (|| -> Result<(), String> {
         for i in 0..args.ns {
-            let conn = Conn::connect(server, timeout, sub_buf)
+            let conn = Conn::connect(sub_server.unwrap_or(server), timeout, sub_buf)
                 .map_err(|e| format!("subscriber {}: {e}", i + 1))?;
             check_size(&conn)?;
             clients.sub_sockets.push(
@@ -494,7 +584,10 @@ fn run_pubsub(args: &Args, server: &Server, timeout: Duration) -> Result<(), Str
                 Err(_) => return Err("subscribers did not get ready in time".to_string()),
             }
         }
-        Ok(())
+        match sub_server {
+            Some(sub_server) if args.ns > 0 => wait_for_interest(server, sub_server, timeout),
+            _ => Ok(()),
+        }
     })();
     if let Err(e) = setup {
         clients.abort();
@@ -582,6 +675,7 @@ fn run_pubsub(args: &Args, server: &Server, timeout: Duration) -> Result<(), Str
         let summary = JsonSummary {
             mode: "pubsub",
             server: server.url(),
+            sub_server: sub_server.unwrap_or(server).url(),
             subject,
             msgs: n,
             size: ms,
@@ -633,6 +727,17 @@ mod tests {
         let a = parse(&["foo"]);
         assert_eq!((a.np, a.ns, a.n, a.ms), (1, 0, 100_000, 128));
         assert_eq!(a.server, DEFAULT_URL);
+        assert_eq!(a.sub_url, None);
         assert!(!a.reqrep);
+        for argv in [
+            &["-s", "h:1", "--sub-url", "h:2", "foo"][..],
+            &["-s", "h:1", "-sub-url=h:2", "foo"][..],
+        ] {
+            let a = parse(argv);
+            assert_eq!(
+                (a.server.as_str(), a.sub_url.as_deref()),
+                ("h:1", Some("h:2"))
+            );
+        }
     }
 }
