@@ -14,8 +14,16 @@
 //! cargo build --release --bin beaver --example bench
 //! cargo run --release --example compare -- --rounds 3
 //! cargo run --release --example compare -- --rounds 1 --scenarios 1:1-16B,reqrep-16B
+//! cargo run --release --example compare -- --rounds 1 --scenarios route-1:1-16B --no-write
 //! cargo run --release --example compare -- --server 'other=/path/to/server -p {port}'
 //! ```
+//!
+//! The `route-*` scenarios start two nodes of each server instead of one, clustered on
+//! loopback (`--cluster nats://127.0.0.1:PORT --cluster_name bench`, and `--routes` to the
+//! first on the second, appended to the server's command line), wait until a message
+//! published on the first reaches a subscriber on the second, and run bench with its
+//! publishers on the first node and its subscribers on the second (`--sub-url`). Their CPU
+//! time and peak resident memory are the sums over both nodes.
 //!
 //! Linux only (it reads `/proc`). Servers listen on 127.0.0.1 only.
 
@@ -32,6 +40,9 @@ struct Scenario {
     /// Messages delivered to subscribers (or received, for publish-only).
     deliveries: u64,
     fan_out: bool,
+    /// Servers per measurement: 1, or 2 clustered nodes (publishers on the first node,
+    /// subscribers on the second, through the route).
+    nodes: usize,
 }
 
 const SCENARIOS: &[Scenario] = &[
@@ -40,50 +51,77 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "1", "-ns", "0", "-n", "5000000", "-ms", "16"],
         deliveries: 5_000_000,
         fan_out: false,
+        nodes: 1,
     },
     Scenario {
         name: "1:1-16B",
         args: &["-np", "1", "-ns", "1", "-n", "3000000", "-ms", "16"],
         deliveries: 3_000_000,
         fan_out: false,
+        nodes: 1,
     },
     Scenario {
         name: "1:5-16B",
         args: &["-np", "1", "-ns", "5", "-n", "1000000", "-ms", "16"],
         deliveries: 5_000_000,
         fan_out: true,
+        nodes: 1,
     },
     Scenario {
         name: "5:5-16B",
         args: &["-np", "5", "-ns", "5", "-n", "1000000", "-ms", "16"],
         deliveries: 5_000_000,
         fan_out: false,
+        nodes: 1,
     },
     Scenario {
         name: "10:100-1000B",
         args: &["-np", "10", "-ns", "100", "-n", "100000", "-ms", "1000"],
         deliveries: 10_000_000,
         fan_out: true,
+        nodes: 1,
     },
     Scenario {
         name: "10:1000-1000B",
         args: &["-np", "10", "-ns", "1000", "-n", "20000", "-ms", "1000"],
         deliveries: 20_000_000,
         fan_out: true,
+        nodes: 1,
     },
     Scenario {
         name: "1:1-64KiB",
         args: &["-np", "1", "-ns", "1", "-n", "20000", "-ms", "65536"],
         deliveries: 20_000,
         fan_out: false,
+        nodes: 1,
     },
     Scenario {
         name: "reqrep-16B",
         args: &["--reqrep", "-n", "20000", "-ms", "16"],
         deliveries: 40_000,
         fan_out: false,
+        nodes: 1,
+    },
+    // Two nodes of the same server clustered over a route: publishers on node A,
+    // subscribers on node B (bench's --sub-url), so every message crosses the route once.
+    Scenario {
+        name: "route-1:1-16B",
+        args: &["-np", "1", "-ns", "1", "-n", "3000000", "-ms", "16"],
+        deliveries: 3_000_000,
+        fan_out: false,
+        nodes: 2,
+    },
+    Scenario {
+        name: "route-1:5-1000B",
+        args: &["-np", "1", "-ns", "5", "-n", "500000", "-ms", "1000"],
+        deliveries: 2_500_000,
+        fan_out: true,
+        nodes: 2,
     },
 ];
+
+/// The cluster name of the two-node scenarios.
+const CLUSTER: &str = "bench";
 
 /// A server under test: a name and a command line with `{port}` for the client port.
 #[derive(Clone)]
@@ -99,6 +137,8 @@ struct Options {
     out_dir: PathBuf,
     doc: PathBuf,
     bench: PathBuf,
+    /// Print the table only: leave results.json and docs/benchmarks.md as they are.
+    write: bool,
 }
 
 fn die(msg: &str) -> ! {
@@ -115,6 +155,7 @@ fn parse_options() -> Options {
     let mut rounds = 3;
     let mut names: Option<Vec<String>> = None;
     let mut extra: Vec<ServerSpec> = Vec::new();
+    let mut write = true;
     let mut nats = which("nats-server")
         .or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.exists()));
     let mut it = std::env::args().skip(1);
@@ -132,6 +173,7 @@ fn parse_options() -> Options {
             "--scenarios" => names = Some(value().split(',').map(str::to_owned).collect()),
             "--nats-server" => nats = Some(PathBuf::from(value())),
             "--no-nats-server" => nats = None,
+            "--no-write" => write = false,
             "--server" => {
                 let v = value();
                 let (name, cmd) = v
@@ -145,7 +187,11 @@ fn parse_options() -> Options {
             "-h" | "--help" => {
                 println!(
                     "usage: compare [--rounds N] [--scenarios a,b] [--nats-server PATH | \
-                     --no-nats-server] [--server NAME=COMMAND-with-{{port}}]...\nscenarios: {}",
+                     --no-nats-server] [--server NAME=COMMAND-with-{{port}}]... [--no-write]\n\
+                     --no-write: print the table, leave results.json and benchmarks.md alone\n\
+                     scenarios: {}\n\
+                     route-* scenarios start two nodes of each server, clustered with \
+                     --cluster, --cluster_name and --routes (appended to the command line)",
                     SCENARIOS
                         .iter()
                         .map(|s| s.name)
@@ -210,6 +256,7 @@ fn parse_options() -> Options {
         out_dir: root.join("docs/benchmarks"),
         doc: root.join("docs/benchmarks.md"),
         bench,
+        write,
     }
 }
 
@@ -236,11 +283,24 @@ struct Running {
 
 /// Starts a server and waits until it accepts connections.
 fn start(spec: &ServerSpec) -> Running {
+    start_with(spec, &[], Vec::new())
+}
+
+/// Starts a server with `extra` arguments after its command line, and waits until it
+/// accepts connections. `reserved` holds ports `extra` names: they stay bound (so the
+/// client port picked is another one) until just before the server starts.
+fn start_with(
+    spec: &ServerSpec,
+    extra: &[String],
+    reserved: Vec<std::net::TcpListener>,
+) -> Running {
     let port = free_port();
+    drop(reserved);
     let args: Vec<String> = spec
         .command
         .iter()
         .map(|a| a.replace("{port}", &port.to_string()))
+        .chain(extra.iter().cloned())
         .collect();
     let child = Command::new(&args[0])
         .args(&args[1..])
@@ -259,6 +319,105 @@ fn start(spec: &ServerSpec) -> Running {
     // Let it settle (nats-server logs its start-up after listening).
     std::thread::sleep(Duration::from_millis(200));
     Running { child, port }
+}
+
+/// Starts two nodes of `spec` clustered on loopback (B dials A with the flags beaver and
+/// nats-server share: `--cluster`, `--cluster_name`, `--routes`) and waits until a message
+/// published on A reaches a subscriber on B.
+fn start_pair(spec: &ServerSpec) -> [Running; 2] {
+    let reserve = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| Ok((l.local_addr()?.port(), l)))
+            .unwrap_or_else(|e| die(&format!("no free port: {e}")))
+    };
+    let ((route_a, hold_a), (route_b, hold_b)) = (reserve(), reserve());
+    let cluster = |port: u16| {
+        vec![
+            "--cluster".to_string(),
+            format!("nats://127.0.0.1:{port}"),
+            "--cluster_name".to_string(),
+            CLUSTER.to_string(),
+        ]
+    };
+    let a = start_with(spec, &cluster(route_a), vec![hold_a]);
+    let mut b_args = cluster(route_b);
+    b_args.extend([
+        "--routes".to_string(),
+        format!("nats://127.0.0.1:{route_a}"),
+    ]);
+    let mut b = start_with(spec, &b_args, vec![hold_b]);
+    if let Err(e) = wait_for_route(a.port, b.port) {
+        let mut a = a;
+        for r in [&mut a, &mut b] {
+            let _ = r.child.kill();
+            let _ = r.child.wait();
+        }
+        die(&format!(
+            "{}: the two nodes did not cluster: {e}",
+            spec.name
+        ));
+    }
+    [a, b]
+}
+
+/// A raw client: reads `INFO`, sends `CONNECT`.
+fn raw_client(port: u16) -> std::io::Result<std::net::TcpStream> {
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    c.set_read_timeout(Some(Duration::from_secs(5)))?;
+    read_until(&mut c, b"\r\n")?;
+    std::io::Write::write_all(&mut c, b"CONNECT {\"verbose\":false}\r\n")?;
+    Ok(c)
+}
+
+/// Reads until the bytes read contain `end` (fine for the short exchanges here, one request
+/// outstanding at a time).
+fn read_until(c: &mut std::net::TcpStream, end: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut got: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !got.windows(end.len()).any(|w| w == end) {
+        match std::io::Read::read(c, &mut buf)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    Ok(got)
+}
+
+/// Publishes on A every 50 ms until a subscriber on B gets it (the route is up and A has
+/// B's interest), for at most 10 s.
+fn wait_for_route(a: u16, b: u16) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    let mut sub = raw_client(b)?;
+    sub.write_all(b"SUB _compare.route 1\r\nPING\r\n")?;
+    read_until(&mut sub, b"PONG\r\n")?;
+    sub.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let mut publ = raw_client(a)?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        publ.write_all(b"PUB _compare.route 1\r\nx\r\nPING\r\n")?;
+        read_until(&mut publ, b"PONG\r\n")?;
+        match sub.read(&mut buf) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        if got.windows(4).any(|w| w == b"MSG ") {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "no message from A reached B in 10 s",
+            ));
+        }
+    }
 }
 
 /// CPU seconds (user + system) the process has used, from /proc/PID/stat.
@@ -293,16 +452,24 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs one scenario against one server; returns the measurement.
+/// Runs one scenario against one server (or a pair of clustered nodes of it); returns the
+/// measurement. With two nodes, CPU and peak RSS are the sums over both.
 fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
-    let mut server = start(spec);
-    let pid = server.child.id();
-    let cpu_before = cpu_seconds(pid);
+    let mut servers: Vec<Running> = if sc.nodes == 2 {
+        start_pair(spec).into()
+    } else {
+        vec![start(spec)]
+    };
+    let pids: Vec<u32> = servers.iter().map(|s| s.child.id()).collect();
+    let cpu_before: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum();
     let json_path =
-        std::env::temp_dir().join(format!("compare-{}-{}.json", std::process::id(), pid));
+        std::env::temp_dir().join(format!("compare-{}-{}.json", std::process::id(), pids[0]));
     let mut cmd = Command::new(&opts.bench);
-    cmd.args(["-s", &format!("nats://127.0.0.1:{}", server.port)])
-        .args(sc.args)
+    cmd.args(["-s", &format!("nats://127.0.0.1:{}", servers[0].port)]);
+    if let Some(b) = servers.get(1) {
+        cmd.args(["--sub-url", &format!("nats://127.0.0.1:{}", b.port)]);
+    }
+    cmd.args(sc.args)
         .args(["--json", &json_path.display().to_string()]);
     if !sc.args.contains(&"--reqrep") {
         cmd.arg("bench");
@@ -314,10 +481,13 @@ fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
         .output()
         .unwrap_or_else(|e| die(&format!("cannot run bench: {e}")));
     let wall = started.elapsed().as_secs_f64();
-    let cpu = cpu_seconds(pid) - cpu_before;
-    let rss = peak_rss_kib(pid);
-    let _ = server.child.kill();
-    let _ = server.child.wait();
+    let cpu = pids.iter().map(|&p| cpu_seconds(p)).sum::<f64>() - cpu_before;
+    let rss_nodes: Vec<u64> = pids.iter().map(|&p| peak_rss_kib(p)).collect();
+    let rss: u64 = rss_nodes.iter().sum();
+    for server in &mut servers {
+        let _ = server.child.kill();
+        let _ = server.child.wait();
+    }
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         eprintln!(
@@ -339,10 +509,12 @@ fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
         "server": spec.name,
         "scenario": sc.name,
         "ok": true,
+        "nodes": sc.nodes,
         "msgs_per_sec": rate,
         "cpu_seconds": cpu,
         "cpu_ns_per_delivery": cpu * 1e9 / sc.deliveries as f64,
         "peak_rss_kib": rss,
+        "peak_rss_kib_per_node": rss_nodes,
         "wall_seconds": wall,
         "latency_us": bench["latency_us"].clone(),
         "report": report,
@@ -450,17 +622,21 @@ fn main() {
             "build": "cargo build --release --bin beaver --example bench",
             "run": format!("cargo run --release --example compare -- --rounds {}", opts.rounds),
         },
-        "scenarios": opts.scenarios.iter().map(|s| json!({"name": s.name, "bench_args": s.args, "deliveries": s.deliveries})).collect::<Vec<_>>(),
+        "scenarios": opts.scenarios.iter().map(|s| json!({"name": s.name, "bench_args": s.args, "deliveries": s.deliveries, "nodes": s.nodes})).collect::<Vec<_>>(),
         "servers": opts.servers.iter().map(|s| json!({"name": s.name, "command": s.command.join(" ")})).collect::<Vec<_>>(),
         "summary": summary,
         "runs": runs,
     });
+    let table = render(&opts, &results);
+    println!("{table}");
+    if !opts.write {
+        eprintln!("--no-write: results.json and the table in the doc left as they were");
+        return;
+    }
     std::fs::create_dir_all(&opts.out_dir).unwrap_or_else(|e| die(&format!("{e}")));
     let path = opts.out_dir.join("results.json");
     std::fs::write(&path, serde_json::to_string_pretty(&results).expect("json"))
         .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
-    let table = render(&opts, &results);
-    println!("{table}");
     write_into_doc(&opts.doc, &table);
     eprintln!(
         "wrote {} and the table in {}",
@@ -565,6 +741,8 @@ fn render(opts: &Options, results: &Value) -> String {
         let need = if sc.fan_out { 1.25 } else { 1.0 };
         let target = if !has_ref {
             "n/a".to_string()
+        } else if sc.nodes > 1 {
+            "none (cluster)".to_string()
         } else if ratio >= need {
             format!("≥ {need}×: met")
         } else {
@@ -587,6 +765,12 @@ fn render(opts: &Options, results: &Value) -> String {
             mib(b),
             mib(n)
         ));
+    }
+    if opts.scenarios.iter().any(|s| s.nodes > 1) {
+        s.push_str(
+            "\n`route-*`: two clustered nodes of the same server, publishers on one and \
+             subscribers on the other; CPU and peak RSS are the sums over both nodes.\n",
+        );
     }
     for idle in results["idle_connections"].as_array().into_iter().flatten() {
         s.push_str(&format!(
