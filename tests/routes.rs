@@ -315,16 +315,142 @@ fn one_beaver_two_nats_servers_beaver_dialled() {
     rt().block_on(exercise(&nodes));
 }
 
-/// Every node lists every other one: simultaneous dials, duplicates closed, no duplicate
-/// deliveries.
+/// Free loopback ports for `count` nodes: all bound at once (so they differ), read, and
+/// released; the nodes bind them right after.
+fn free_ports(count: usize) -> Vec<u16> {
+    let held: Vec<std::net::TcpListener> = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
+}
+
+/// `/routez` of a node until it has exactly `want` (the other nodes' server ids), each
+/// once; returns the routes' `rid`s.
+fn routes_settle(monitor: u16, who: &str, want: &[String]) -> Vec<u64> {
+    let mut want = want.to_vec();
+    want.sort();
+    let doc = common::poll_json(
+        monitor,
+        "/routez",
+        &format!("{who}: one route to each other node"),
+        |d| {
+            let mut ids: Vec<String> = d["routes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["remote_id"].as_str().map(str::to_owned))
+                .collect();
+            ids.sort();
+            d["num_routes"] == want.len() && ids == want
+        },
+    );
+    let mut rids: Vec<u64> = doc["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rid"].as_u64().expect("rid"))
+        .collect();
+    rids.sort();
+    rids
+}
+
+/// A full mesh of explicit routes: every node lists both others in `--routes`, so every pair
+/// dials each other (simultaneously, as all start together). Exactly one route per pair
+/// survives, and it stays; a message published on any node reaches a subscriber on every
+/// node exactly once.
 #[test]
 fn full_mesh_of_explicit_routes() {
-    let a = node(Kind::Beaver, "A", &[]).unwrap();
-    let b = node(Kind::Beaver, "B", &[a.route_port]).unwrap();
-    let c = node(Kind::Beaver, "C", &[a.route_port, b.route_port]).unwrap();
-    // A also dials both (restarting A is not needed: explicit routes both ways between
-    // B and C, A and C exist through C's and B's lists and gossip).
-    rt().block_on(exercise(&[a, b, c]));
+    let ports = free_ports(3);
+    let names = ["A", "B", "C"];
+    let nodes: Vec<Node> = (0..3)
+        .map(|i| {
+            let listen = format!("nats://127.0.0.1:{}", ports[i]);
+            let routes = (0..3)
+                .filter(|&j| j != i)
+                .map(|j| format!("nats://127.0.0.1:{}", ports[j]))
+                .collect::<Vec<_>>()
+                .join(",");
+            let server = ServerProcess::beaver(&[
+                "-m",
+                "-1",
+                "-n",
+                names[i],
+                "--cluster",
+                &listen,
+                "--cluster_name",
+                "t",
+                "--routes",
+                &routes,
+            ]);
+            Node {
+                server,
+                route_port: ports[i],
+            }
+        })
+        .collect();
+    let monitors: Vec<u16> = nodes.iter().map(|n| n.server.monitor_port()).collect();
+    let ids: Vec<String> = monitors
+        .iter()
+        .map(|&m| {
+            common::get_json(m, "/varz")["server_id"]
+                .as_str()
+                .expect("server_id")
+                .to_owned()
+        })
+        .collect();
+    let others =
+        |i: usize| -> Vec<String> { (0..3).filter(|&j| j != i).map(|j| ids[j].clone()).collect() };
+    // Exactly one route per pair: two on each node, to the two other servers.
+    let rids: Vec<Vec<u64>> = (0..3)
+        .map(|i| routes_settle(monitors[i], names[i], &others(i)))
+        .collect();
+    rt().block_on(async {
+        let clients: Vec<Client> = futures::future::join_all(nodes.iter().map(connect)).await;
+        let mut subs = Vec::new();
+        for c in &clients {
+            subs.push(c.subscribe("mesh.>").await.unwrap());
+            c.flush().await.unwrap();
+        }
+        for i in 0..3 {
+            propagate(&clients, i).await;
+        }
+        let per = 50;
+        for (i, c) in clients.iter().enumerate() {
+            for j in 0..per {
+                c.publish(format!("mesh.{i}"), format!("{i}-{j}").into())
+                    .await
+                    .unwrap();
+            }
+            c.flush().await.unwrap();
+        }
+        for (k, s) in subs.iter_mut().enumerate() {
+            let got = take(s, 3 * per).await;
+            let mut seen: HashMap<String, usize> = HashMap::new();
+            for m in got {
+                *seen
+                    .entry(String::from_utf8_lossy(&m.payload).into_owned())
+                    .or_default() += 1;
+            }
+            assert_eq!(
+                seen.len(),
+                3 * per,
+                "node {k}: every message from every node, once"
+            );
+            nothing_more(s).await;
+        }
+    });
+    // The same routes still: no duplicate replaced one, nothing redialled.
+    for i in 0..3 {
+        assert_eq!(
+            routes_settle(monitors[i], names[i], &others(i)),
+            rids[i],
+            "{}: the routes changed",
+            names[i]
+        );
+    }
+    rt().block_on(exercise(&nodes));
 }
 
 /// A chain of --routes (C → B → A): gossip completes the mesh.
