@@ -355,10 +355,11 @@ impl Server {
         let stall = StallPolicy {
             // Producers wait once a subscriber has this much queued: enough to keep its
             // socket busy between writer visits (the kernel's socket buffer holds megabytes
-            // more), small enough to bound memory long before max_pending. 256 KiB keeps
-            // the 10 publishers : 100 subscribers benchmark at half of nats-server's peak
-            // memory without costing throughput (docs/benchmarks.md).
-            threshold: (config.max_pending / 4).clamp(1, 256 * 1024),
+            // more), small enough to bound memory long before max_pending. Measured on the
+            // 10 publishers : 100 subscribers benchmark (docs/benchmarks.md): 256 KiB peaked
+            // at 39-41 MiB, 128 KiB at 37 MiB with more throughput, 64 KiB at 36 MiB but
+            // with less fan-out throughput (1:5, 10:1000). So 128 KiB.
+            threshold: (config.max_pending / 4).clamp(1, 128 * 1024),
             // ...as long as the subscriber's writer makes progress; a subscriber that takes
             // nothing for this long stops throttling its publishers (and is left to
             // max_pending / write_deadline).
