@@ -130,8 +130,9 @@ mod tests {
             .err()
             .unwrap();
         let msg = e.to_string();
+        // The directory, a separator (`/` or `\\`), the file name, the OS's reason.
         assert!(
-            msg.starts_with("/nonexistent-beaver-dir/")
+            msg.starts_with("/nonexistent-beaver-dir")
                 && msg.contains(&format!("_{}.ports: ", std::process::id())),
             "{msg}"
         );
