@@ -63,7 +63,7 @@ pub struct Cli {
     #[arg(short = 'P', long = "pid", value_name = "FILE")]
     pub pid: Option<PathBuf>,
 
-    /// Write <exe>_<pid>.ports (client and monitoring URLs, JSON) into DIR
+    /// Write EXE_PID.ports (client and monitoring URLs, JSON) into DIR
     #[arg(long = "ports_file_dir", value_name = "DIR")]
     pub ports_file_dir: Option<PathBuf>,
 
@@ -224,7 +224,7 @@ pub fn normalize_args<I: IntoIterator<Item = std::ffi::OsString>>(
 }
 
 impl Cli {
-    /// Parses the process's arguments (after [`normalize_args`]); exits with a usage error
+    /// Parses the process's arguments (after `normalize_args`); exits with a usage error
     /// on bad flags.
     pub fn from_env() -> Cli {
         Cli::parse_from(normalize_args(std::env::args_os()))

@@ -2,7 +2,7 @@
 //! nats-server's route protocol (see [`protocol`] for the bytes).
 //!
 //! A route is one more kind of connection. Its shared half is an ordinary
-//! [`Client`](crate::client::Client) (marked as a route), so its output goes through the same
+//! [`Client`] (marked as a route), so its output goes through the same
 //! lock-free outbound queue and the same writer pool as clients: a slow route is a slow
 //! consumer like any other and cannot stall the writers. Its reader thread ([`conn`]) parses
 //! route operations. One thread listens for routes ([`listen`]), one thread per configured
@@ -19,7 +19,7 @@
 //!   compete with local ones (see `client::reader`, which forwards to routes).
 //!
 //! ## The table lock
-//! [`Routes::table`] (a `parking_lot::Mutex`) holds the registered routes, every route
+//! `Routes::table` (a `parking_lot::Mutex`) holds the registered routes, every route
 //! connection, and the local interest counts. A subscription change updates the count and
 //! queues the `RS+`/`RS-` to every registered route *under the lock*; a route registers and
 //! queues the whole interest under it too. So every route sees each subject's changes in
