@@ -1390,6 +1390,38 @@ fn redact(connect: &str) -> String {
     out
 }
 
+/// Ends a `MSG`/`HMSG`/`RMSG` whose control line was just written into `batch` from byte
+/// `before`: the payload from byte `skip` (shared with the other deliveries when large,
+/// copied when small), CR LF, and the message count. With `trace`, logs the control line as
+/// sent to that client. Returns the bytes staged since `before`.
+fn finish_msg(
+    batch: &mut crate::outbound::Batch,
+    msg: &mut Message<'_, '_>,
+    skip: usize,
+    before: usize,
+    trace: Option<&Client>,
+) -> usize {
+    let line_end = batch.buf_mut().len();
+    let payload = &msg.publish.payload[skip..];
+    if payload.len() >= SHARE_MIN {
+        batch.push_shared(msg.shared_payload().slice(skip..));
+    } else {
+        batch.push(payload);
+    }
+    batch.push(b"\r\n");
+    batch.count_msg(payload.len());
+    if let Some(client) = trace {
+        // The line just written, without its CR LF.
+        let line = &batch.buf_mut()[before..line_end - 2];
+        log::trace!(
+            "{} - ->> [{}]",
+            client.log_prefix(),
+            String::from_utf8_lossy(line)
+        );
+    }
+    batch.buf_mut().len() - before
+}
+
 /// The payload at `at..at + len` of the frozen read buffer `chunk`, as a `Bytes` that every
 /// subscriber can share.
 ///
@@ -1645,7 +1677,6 @@ impl Deliverer<'_> {
             Some((_, token)) => (Some(token), p.size_token, 0),
             None => (None, p.size_token, 0),
         };
-        let payload = &p.payload[skip..];
         let batch = self.outbox.batch_for(&sub.client, &self.shared.pool);
         let before = batch.buf_mut().len();
         protocol::write_msg_line(
@@ -1658,25 +1689,7 @@ impl Deliverer<'_> {
                 size_token,
             },
         );
-        let line_end = batch.buf_mut().len();
-        if payload.len() >= SHARE_MIN {
-            let whole = msg.shared_payload();
-            batch.push_shared(whole.slice(skip..));
-        } else {
-            batch.push(payload);
-        }
-        batch.push(b"\r\n");
-        batch.count_msg(payload.len());
-        let added = batch.buf_mut().len() - before;
-        if self.trace {
-            // The MSG/HMSG line just written, without its CR LF.
-            let line = &batch.buf_mut()[before..line_end - 2];
-            log::trace!(
-                "{} - ->> [{}]",
-                sub.client.log_prefix(),
-                String::from_utf8_lossy(line)
-            );
-        }
+        let added = finish_msg(batch, msg, skip, before, self.trace.then_some(&*sub.client));
         self.outbox.add_staged(added);
         if claim == Claim::DeliverLast {
             unsubscribe(self.shared, sub);
@@ -1702,23 +1715,7 @@ impl Deliverer<'_> {
                 size_token: p.size_token,
             },
         );
-        let line_end = batch.buf_mut().len();
-        if p.payload.len() >= SHARE_MIN {
-            batch.push_shared(msg.shared_payload());
-        } else {
-            batch.push(p.payload);
-        }
-        batch.push(b"\r\n");
-        batch.count_msg(p.payload.len());
-        let added = batch.buf_mut().len() - before;
-        if self.trace {
-            let line = &batch.buf_mut()[before..line_end - 2];
-            log::trace!(
-                "{} - ->> [{}]",
-                t.client.log_prefix(),
-                String::from_utf8_lossy(line)
-            );
-        }
+        let added = finish_msg(batch, msg, 0, before, self.trace.then_some(t.client));
         self.outbox.add_staged(added);
     }
 }
