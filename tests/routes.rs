@@ -55,21 +55,7 @@ fn node(kind: Kind, name: &str, routes: &[u16]) -> Option<Node> {
         Kind::Beaver => ServerProcess::beaver(&args),
         Kind::Nats => ServerProcess::nats_server(&args)?,
     };
-    let needle = "Listening for route connections on ";
-    assert!(server.wait_for_log(needle), "{name}: no route listener");
-    let route_port = server
-        .log_lines()
-        .iter()
-        .find_map(|l| {
-            l.split(needle)
-                .nth(1)?
-                .trim()
-                .rsplit(':')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .expect("route port in the log");
+    let route_port = route_port_of(&server);
     Some(Node { server, route_port })
 }
 
@@ -717,21 +703,7 @@ fn cluster_authorization() {
     )
     .unwrap();
     let a = ServerProcess::beaver(&["-c", conf.to_str().unwrap()]);
-    let needle = "Listening for route connections on ";
-    assert!(a.wait_for_log(needle));
-    let port: u16 = a
-        .log_lines()
-        .iter()
-        .find_map(|l| {
-            l.split(needle)
-                .nth(1)?
-                .trim()
-                .rsplit(':')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap();
+    let port = route_port_of(&a);
     let mut bad = Peer::dial(port);
     let info = bad.line();
     assert!(info.contains("\"auth_required\":true"), "{info}");
@@ -780,21 +752,7 @@ fn routez_and_varz_show_the_routes() {
         "--cluster_name",
         "t",
     ]);
-    let needle = "Listening for route connections on ";
-    assert!(a.wait_for_log(needle));
-    let port: u16 = a
-        .log_lines()
-        .iter()
-        .find_map(|l| {
-            l.split(needle)
-                .nth(1)?
-                .trim()
-                .rsplit(':')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap();
+    let port = route_port_of(&a);
     let b = node(Kind::Beaver, "B", &[port]).unwrap();
     let mut client = b.server.raw();
     client.exchange(b"CONNECT {\"verbose\":false}\r\nSUB watched q1 1\r\nPING\r\n");
@@ -831,7 +789,11 @@ fn routez_and_varz_show_the_routes() {
 /// The route port a node logged.
 fn route_port_of(server: &ServerProcess) -> u16 {
     let needle = "Listening for route connections on ";
-    assert!(server.wait_for_log(needle));
+    assert!(
+        server.wait_for_log(needle),
+        "{}: no route listener",
+        server.name
+    );
     server
         .log_lines()
         .iter()
