@@ -78,6 +78,20 @@ pub struct WriteState {
     tls_close_sent: bool,
 }
 
+/// Moves batches from `client`'s queue to its in-flight list, up to [`WRITE_TARGET`] bytes
+/// in flight: what one write may take.
+fn gather(client: &Client, st: &mut WriteState) {
+    while st.inflight_bytes < WRITE_TARGET {
+        match client.outbound.pop() {
+            Some(b) => {
+                st.inflight_bytes += b.len();
+                st.inflight.push_back(b);
+            }
+            None => break,
+        }
+    }
+}
+
 /// A write found `client`'s socket full, short of the deadline: tell producers it is stuck
 /// (they stop waiting for it) and return how long to wait before the next try, doubling
 /// the wait each time, from [`RETRY_MIN`] to [`RETRY_MAX`].
@@ -258,16 +272,7 @@ impl Writer {
                 }
                 return;
             }
-            // Gather.
-            while st.inflight_bytes < WRITE_TARGET {
-                match client.outbound.pop() {
-                    Some(b) => {
-                        st.inflight_bytes += b.len();
-                        st.inflight.push_back(b);
-                    }
-                    None => break,
-                }
-            }
+            gather(&client, &mut st);
             let Some(front) = st.inflight.front() else {
                 // Nothing left: give the token back (or keep it if something just arrived).
                 if client.outbound.release() {
@@ -460,16 +465,7 @@ impl Writer {
                 client.shut_socket();
                 continue;
             }
-            // Gather.
-            while st.inflight_bytes < WRITE_TARGET {
-                match client.outbound.pop() {
-                    Some(b) => {
-                        st.inflight_bytes += b.len();
-                        st.inflight.push_back(b);
-                    }
-                    None => break,
-                }
-            }
+            gather(&client, &mut st);
             let closing = st.inflight.front().is_some_and(|b| b.is_close());
             // Encrypt, under the session lock only.
             let (plain, handshaking) = {
