@@ -446,10 +446,25 @@ async fn async_nats_clients_in_two_accounts() {
     });
     a.flush().await.unwrap();
     b.flush().await.unwrap();
-    let reply = tokio::time::timeout(WAIT, a2.request("ok.svc", "ping".into()))
-        .await
-        .expect("in time")
-        .expect("a reply from the service in the same account");
+    // async-nats's flush() writes the socket without a PING round trip, so the server may
+    // not have registered the service's SUB yet (seen under heavy parallel load): until it
+    // has, a request gets no responders. Ask again until it answers, within WAIT.
+    let deadline = std::time::Instant::now() + WAIT;
+    let reply = loop {
+        match tokio::time::timeout(WAIT, a2.request("ok.svc", "ping".into()))
+            .await
+            .expect("in time")
+        {
+            Ok(reply) => break reply,
+            Err(e)
+                if e.kind() == async_nats::RequestErrorKind::NoResponders
+                    && std::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            Err(e) => panic!("a reply from the service in the same account: {e}"),
+        }
+    };
     assert_eq!(&reply.payload[..], b"pong");
     // ...and not from B: nobody there.
     let err = tokio::time::timeout(WAIT, b.request("ok.nobody", "ping".into()))
