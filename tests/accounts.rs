@@ -444,27 +444,13 @@ async fn async_nats_clients_in_two_accounts() {
             }
         }
     });
-    a.flush().await.unwrap();
-    b.flush().await.unwrap();
-    // async-nats's flush() writes the socket without a PING round trip, so the server may
-    // not have registered the service's SUB yet (seen under heavy parallel load): until it
-    // has, a request gets no responders. Ask again until it answers, within WAIT.
-    let deadline = std::time::Instant::now() + WAIT;
-    let reply = loop {
-        match tokio::time::timeout(WAIT, a2.request("ok.svc", "ping".into()))
-            .await
-            .expect("in time")
-        {
-            Ok(reply) => break reply,
-            Err(e)
-                if e.kind() == async_nats::RequestErrorKind::NoResponders
-                    && std::time::Instant::now() < deadline =>
-            {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-            Err(e) => panic!("a reply from the service in the same account: {e}"),
-        }
-    };
+    // The service's SUB is registered before anyone asks (see `common::round_trip`).
+    common::round_trip(&a).await;
+    common::round_trip(&b).await;
+    let reply = tokio::time::timeout(WAIT, a2.request("ok.svc", "ping".into()))
+        .await
+        .expect("in time")
+        .expect("a reply from the service in the same account");
     assert_eq!(&reply.payload[..], b"pong");
     // ...and not from B: nobody there.
     let err = tokio::time::timeout(WAIT, b.request("ok.nobody", "ping".into()))
@@ -477,10 +463,10 @@ async fn async_nats_clients_in_two_accounts() {
         "{err}"
     );
     // B's subscriber on the service's subject saw none of A's messages: the first thing it
-    // gets is B's own sentinel, published after A's messages were routed (a flush returns
-    // once the server has processed everything before it).
+    // gets is B's own sentinel, published after A's messages were routed (the round trip
+    // returns once the server has processed everything a2 sent before it).
     a2.publish("ok.svc", "from A".into()).await.unwrap();
-    a2.flush().await.unwrap();
+    common::round_trip(&a2).await;
     b.publish("ok.svc", "sentinel".into()).await.unwrap();
     let next = tokio::time::timeout(WAIT, b_sub.next())
         .await

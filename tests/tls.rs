@@ -169,7 +169,7 @@ async fn async_nats_over_tls() {
         .await
         .expect("second client");
     let mut service = responder.subscribe("svc").await.unwrap();
-    responder.flush().await.unwrap();
+    common::round_trip(&responder).await;
     let task = tokio::spawn(async move {
         if let Some(req) = service.next().await {
             if let Some(reply) = req.reply {
@@ -341,7 +341,7 @@ async fn tls_slow_consumer() {
         .await
         .unwrap();
     let mut sub = reader.subscribe("flood").await.unwrap();
-    reader.flush().await.unwrap();
+    common::round_trip(&reader).await;
     let publisher = within("connect", certs.client(None).connect(server.url()))
         .await
         .unwrap();

@@ -560,3 +560,20 @@ pub fn poll_json(
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// A round trip through the server on `client`'s connection: a message to a fresh inbox
+/// that `client` subscribes to, received back. Once it returns, the server has processed
+/// everything `client` sent before (one connection's operations are handled in order).
+/// async-nats's own `flush()` only writes the socket, so it is no such barrier.
+pub async fn round_trip(client: &async_nats::Client) {
+    use futures::StreamExt;
+    let inbox = client.new_inbox();
+    let mut sub = client.subscribe(inbox.clone()).await.expect("subscribe");
+    client.publish(inbox, "sync".into()).await.expect("publish");
+    let got = tokio::time::timeout(WAIT, sub.next()).await;
+    assert!(
+        matches!(got, Ok(Some(_))),
+        "no round trip through the server within {WAIT:?}"
+    );
+    let _ = sub.unsubscribe().await;
+}
