@@ -434,3 +434,42 @@ fn config_errors_name_the_key() {
         assert!(err.contains(needle), "{text}: {err}");
     }
 }
+
+/// `authorization { username: ... }` is nats-server's alias for `user`; the "Plaintext
+/// passwords" warning is for passwords, not for tokens. Same files, both servers.
+#[test]
+fn username_alias_and_plaintext_warning_as_nats_server() {
+    let users = temp_file(
+        "username.conf",
+        "authorization { username: alice, password: pw }\n",
+    );
+    let token = temp_file("tokenonly.conf", "authorization { token: s3cr3t }\n");
+    let (users, token) = (users.to_str().unwrap(), token.to_str().unwrap());
+    let servers_users = servers(&["-c", users], &["-c", users]);
+    let ok = same_everywhere(
+        &servers_users,
+        b"CONNECT {\"user\":\"alice\",\"pass\":\"pw\",\"verbose\":false}\r\n",
+    );
+    assert_eq!(ok, "PONG\r\n");
+    for s in &servers_users {
+        assert!(
+            s.log_lines()
+                .iter()
+                .any(|l| l.contains("Plaintext passwords detected")),
+            "{}: {:#?}",
+            s.name,
+            s.log_lines()
+        );
+    }
+    let servers_token = servers(&["-c", token], &["-c", token]);
+    for s in &servers_token {
+        assert!(
+            s.log_lines()
+                .iter()
+                .all(|l| !l.contains("Plaintext passwords")),
+            "{}: {:#?}",
+            s.name,
+            s.log_lines()
+        );
+    }
+}

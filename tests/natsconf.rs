@@ -154,6 +154,79 @@ fn broken_fixtures_are_refused_by_both_naming_key_and_line() {
     }
 }
 
+/// A file of NUL bytes (as a crash can leave one), or with a NUL inside, is refused by both
+/// servers, whatever its name: it is never read as an empty file, which would start a
+/// server without the authentication the real file had.
+#[test]
+fn files_with_nul_bytes_are_refused_by_both() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("natsnul-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let zeros = vec![0u8; 4096];
+    let auth_then_nul = b"authorization { token: s3cret }\n\0\0\0".to_vec();
+    for (name, bytes, line) in [
+        ("zeros.conf", &zeros, "zeros.conf:1:"),
+        ("zeros.cfg", &zeros, "zeros.cfg:1:"),
+        ("zeros", &zeros, "zeros:1:"),
+        ("tail.conf", &auth_then_nul, "tail.conf:2:"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        if let Some((status, stderr)) = nats_server_check(&path) {
+            assert!(!status.success(), "nats-server accepted {name}: {stderr}");
+            assert!(stderr.contains("Unexpected EOF"), "{name}: {stderr}");
+        }
+        let (status, stderr) = run(BIN, &["-t", "-c", path.to_str().unwrap()]);
+        assert_eq!(status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(line) && stderr.contains("Unexpected EOF"),
+            "{name}: {stderr}"
+        );
+    }
+    // As TOML it is refused by the TOML reader.
+    let path = dir.join("zeros.toml");
+    std::fs::write(&path, &zeros).unwrap();
+    let (status, stderr) = run(BIN, &["-t", "-c", path.to_str().unwrap()]);
+    assert_eq!(status.code(), Some(1), "zeros.toml: {stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Security settings beaver does not implement stop start-up, naming the key and its line:
+/// ignored, they would start a server with less protection than the file asks for (an
+/// `operator` with a `resolver` would run with no authentication at all, where nats-server
+/// demands credentials).
+#[test]
+fn security_settings_beaver_lacks_stop_start_up() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("natssec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text, expected) in [
+        (
+            "operator.conf",
+            "port: -1\noperator: \"eyJ0eXAiOiJKV1QifQ.e30.x\"\nresolver: MEMORY\nresolver_preload {}\n",
+            &["operator.conf:2:1: \"operator\"", "operator.conf:3:1: \"resolver\"", "operator.conf:4:1: \"resolver_preload\"", "JWT authentication"][..],
+        ),
+        ("trusted.conf", "trusted_keys: [\"OABC\"]\n", &["trusted.conf:1:1: \"trusted_keys\""][..]),
+        ("system.conf", "accounts { SYS {} }\nsystem_account: SYS\n", &["system.conf:2:1: \"system_account\""][..]),
+        ("account_nkey.conf", "accounts {\n  A { nkey: ADEF }\n}\n", &["account_nkey.conf: line 2", "accounts.A.nkey"][..]),
+        ("non_tls.conf", "allow_non_tls: true\n", &["non_tls.conf:1:1: \"allow_non_tls\""][..]),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        for args in [&["-t", "-c"][..], &["-a", "127.0.0.1", "-c"][..]] {
+            let mut all = args.to_vec();
+            all.push(path.to_str().unwrap());
+            let (status, stderr) = run(BIN, &all);
+            assert_eq!(status.code(), Some(1), "{name} {args:?}: {stderr}");
+            for e in expected {
+                assert!(stderr.contains(e), "{name}: expected {e:?} in {stderr:?}");
+            }
+            assert!(!stderr.contains("Listening for client connections"), "{stderr}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn format_is_chosen_by_extension_then_content() {
     let dir =

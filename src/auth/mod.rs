@@ -211,12 +211,13 @@ impl Authenticator {
         self.timeout
     }
 
-    /// Whether some configured password or token is plain text (nats-server warns about it
-    /// at start-up).
+    /// Whether some configured password is plain text (nats-server warns about it at
+    /// start-up; tokens are not passwords there).
     pub fn has_plain_passwords(&self) -> bool {
         match &self.mode {
             Mode::None => false,
-            Mode::Token(s) => s.is_plain(),
+            // nats-server's `checkAuthforWarnings` looks at passwords only, not tokens.
+            Mode::Token(_) => false,
             Mode::Single { password, .. } => password.is_plain(),
             Mode::Users { users, .. } => users.values().any(|u| u.password.is_plain()),
         }

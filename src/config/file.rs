@@ -92,6 +92,7 @@ struct FileClusterAuth {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileAuthorization {
+    #[serde(alias = "username")]
     user: Option<String>,
     #[serde(alias = "pass")]
     password: Option<String>,
@@ -751,6 +752,19 @@ pub(super) fn apply(
             }
             let block = block.into_inner();
             let key = format!("accounts.{name}");
+            // An account's nkey is its identity in JWT authentication (operator mode), which
+            // beaver does not have: refused, as the other JWT settings are
+            // (`natsfile::REFUSED_KEYS`).
+            if let Some(v) = &block.nkey {
+                return Err(ConfigError {
+                    message: format!(
+                        "{}: key `{key}.nkey`: beaver does not support JWT authentication \
+                         (account nkeys) yet, and will not start without the security this \
+                         file asks for",
+                        locate(v.span())
+                    ),
+                });
+            }
             let default_permissions = block.default_permissions.map(|p| {
                 let (p, warning) = p.into_inner().into_permissions(locate);
                 warnings.extend(warning);
@@ -794,7 +808,6 @@ pub(super) fn apply(
                     &block.limits,
                     "account limits are not supported yet",
                 ),
-                ("nkey", &block.nkey, "beaver has no nkeys"),
             ] {
                 if let Some(v) = v {
                     warnings.push(format!(

@@ -85,27 +85,10 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "max_sub_tokens",
     "max_subscription_tokens",
     "ocsp",
-    "allow_non_tls",
-    "operator",
-    "operators",
-    "roots",
-    "root",
-    "root_operators",
-    "root_operator",
-    "resolver",
-    "account_resolver",
-    "accounts_resolver",
-    "resolver_tls",
-    "resolver_preload",
-    "resolver_pinned_accounts",
-    "system_account",
-    "system",
     "no_system_account",
     "no_system",
     "no_sys_acc",
     "no_header_support",
-    "trusted",
-    "trusted_keys",
     "connect_error_reports",
     "reconnect_error_reports",
     "websocket",
@@ -113,6 +96,45 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "mqtt",
     "server_tags",
     "default_js_domain",
+];
+
+/// nats-server 2.9.10's security settings that beaver does not implement, and what each
+/// is. A file that sets one is refused: ignoring it would start a server with less
+/// protection than the file asks for (decentralized JWT authentication, say, would run with
+/// no authentication at all), so start-up stops with an error naming the key and its line.
+pub(super) const REFUSED_KEYS: &[(&str, &str)] = &[
+    ("operator", "JWT authentication (operator mode)"),
+    ("operators", "JWT authentication (operator mode)"),
+    ("root", "JWT authentication (operator mode)"),
+    ("roots", "JWT authentication (operator mode)"),
+    ("root_operator", "JWT authentication (operator mode)"),
+    ("root_operators", "JWT authentication (operator mode)"),
+    ("trusted", "JWT authentication (trusted operator keys)"),
+    ("trusted_keys", "JWT authentication (trusted operator keys)"),
+    ("resolver", "JWT authentication (an account resolver)"),
+    (
+        "account_resolver",
+        "JWT authentication (an account resolver)",
+    ),
+    (
+        "accounts_resolver",
+        "JWT authentication (an account resolver)",
+    ),
+    ("resolver_tls", "JWT authentication (an account resolver)"),
+    (
+        "resolver_preload",
+        "JWT authentication (an account resolver)",
+    ),
+    (
+        "resolver_pinned_accounts",
+        "JWT authentication (an account resolver)",
+    ),
+    ("system_account", "the system account"),
+    ("system", "the system account"),
+    (
+        "allow_non_tls",
+        "TLS and plain-text clients on one port (`allow_non_tls`)",
+    ),
 ];
 
 /// What beaver does with one top-level key of a nats-server file.
@@ -124,6 +146,8 @@ pub(super) enum KeyKind {
     NotYet,
     /// A nats-server feature beaver lacks: warned about.
     Ignored,
+    /// A security setting beaver lacks: the file is refused (see [`REFUSED_KEYS`]).
+    Refused(&'static str),
     /// Not a nats-server key.
     Unknown,
 }
@@ -136,6 +160,8 @@ pub(super) fn classify(key: &str) -> KeyKind {
         KeyKind::NotYet
     } else if IGNORED_KEYS.contains(&key) {
         KeyKind::Ignored
+    } else if let Some((_, what)) = REFUSED_KEYS.iter().find(|(k, _)| *k == key) {
+        KeyKind::Refused(what)
     } else {
         KeyKind::Unknown
     }
@@ -161,7 +187,7 @@ pub(super) fn apply_document(
     doc: &Document,
 ) -> Result<Vec<String>, ConfigError> {
     let mut warnings = Vec::new();
-    let mut unknown = Vec::new();
+    let mut errors = Vec::new();
     let mut taken: Vec<Entry> = Vec::new();
     for e in &doc.root {
         let key = e.key.to_ascii_lowercase();
@@ -189,13 +215,17 @@ pub(super) fn apply_document(
             KeyKind::Ignored => warnings.push(format!(
                 "{at}: {key:?} is a nats-server feature beaver does not have; ignored"
             )),
+            KeyKind::Refused(what) => errors.push(format!(
+                "{at}: {key:?}: beaver does not support {what} yet, and will not start \
+                 without the security this file asks for"
+            )),
             KeyKind::Unknown if e.used => {}
-            KeyKind::Unknown => unknown.push(format!("{at}: unknown field {:?}", e.key)),
+            KeyKind::Unknown => errors.push(format!("{at}: unknown field {:?}", e.key)),
         }
     }
-    if !unknown.is_empty() {
+    if !errors.is_empty() {
         return Err(ConfigError {
-            message: unknown.join("\n"),
+            message: errors.join("\n"),
         });
     }
     let de = Deserializer::new();

@@ -24,6 +24,11 @@ fn parse_text(
     follow_includes: bool,
     include_depth: usize,
 ) -> Result<Vec<Entry>, ParseError> {
+    // nats-server's lexer reads a NUL as the end of the input, wherever it is, and then
+    // fails with "Unexpected EOF." on its line. A file of NULs (as a crash can leave one)
+    // is therefore refused, never read as an empty configuration: it must not start a
+    // server without the authentication the real file had.
+    let nul = text.find('\0');
     let mut p = Parser {
         s: text.chars().collect(),
         pos: 0,
@@ -36,6 +41,12 @@ fn parse_text(
         follow_includes,
         include_depth,
     };
+    if let Some(at) = nul {
+        let before = &text[..at];
+        p.line = 1 + before.matches('\n').count();
+        p.col = 1 + before.rsplit('\n').next().map_or(0, |l| l.chars().count());
+        return Err(p.err("Unexpected EOF. (a NUL byte: the file is not a text file)"));
+    }
     p.top()
 }
 
