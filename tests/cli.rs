@@ -831,6 +831,66 @@ fn trace_logs_protocol_and_redacts_passwords() {
     );
 }
 
+/// Every spelling of a secret's key that the CONNECT decoder reads (Go's case folding,
+/// JSON escapes) is redacted in the trace: the login succeeds, so the decoder did read the
+/// secret, and the secret never reaches the log.
+#[test]
+fn trace_redacts_every_spelling_the_decoder_reads() {
+    let cases: [(&[&str], &[u8], &str); 6] = [
+        (
+            &["--user", "alice", "--pass", "pw-1"],
+            br#"{"user":"alice","PASS":"pw-1"}"#,
+            "pw-1",
+        ),
+        (
+            &["--user", "alice", "--pass", "pw-2"],
+            br#"{"user":"alice","Pass":"pw-2"}"#,
+            "pw-2",
+        ),
+        (
+            &["--user", "alice", "--pass", "pw-3"],
+            br#"{"user":"alice","p\u0061ss":"pw-3"}"#,
+            "pw-3",
+        ),
+        (
+            &["--user", "alice", "--pass", "pw-4"],
+            "{\"user\":\"alice\",\"pa\u{17f}\u{17f}\":\"pw-4\"}".as_bytes(),
+            "pw-4",
+        ),
+        (&["--auth", "tok-5"], br#"{"AUTH_TOKEN":"tok-5"}"#, "tok-5"),
+        (
+            &["--auth", "tok-6"],
+            br#"{"auth_\u0074oken" : "tok-6"}"#,
+            "tok-6",
+        ),
+    ];
+    for (args, json, secret) in cases {
+        let mut all = vec!["-V"];
+        all.extend_from_slice(args);
+        let server = ServerProcess::beaver(&all);
+        let mut raw = server.raw();
+        let mut connect = b"CONNECT ".to_vec();
+        connect.extend_from_slice(json);
+        connect.extend_from_slice(b"\r\n");
+        assert_eq!(
+            raw.exchange(&connect),
+            vec![Frame::Ok, Frame::Pong],
+            "{secret}: logged in"
+        );
+        assert!(
+            server.wait_for_log("[REDACTED]"),
+            "{:#?}",
+            server.log_lines()
+        );
+        assert!(server.wait_for_log("->> [PONG]"));
+        let lines = server.log_lines();
+        assert!(
+            lines.iter().all(|l| !l.contains(secret)),
+            "{secret} never appears: {lines:#?}"
+        );
+    }
+}
+
 #[test]
 fn debug_and_trace_together() {
     let server = ServerProcess::beaver(&["-DV"]);
