@@ -463,45 +463,52 @@ fn configured_limits_match_reference() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// INFO has every field nats-server's has, in its order (`common::assert_info_fields_match`),
+/// with authentication and with a cluster listener too, and the same values where they
+/// are not the server's own (ids, ports, runtime).
 #[test]
 fn info_matches_reference() {
-    let Some(reference) = ServerProcess::nats_server(&[]) else {
-        return;
-    };
-    let beaver = ServerProcess::beaver(&[]);
-    let want = reference.raw().info;
-    let got = beaver.raw().info;
-    let keys =
-        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
-    // Fields beaver does not send: `go` (the Go version) and `git_commit` (absent in Debian's
-    // build anyway). Field beaver adds: its own version.
-    let mut want_keys: Vec<String> = keys(&want)
-        .into_iter()
-        .filter(|k| k != "go" && k != "git_commit")
-        .collect();
-    let mut got_keys: Vec<String> = keys(&got)
-        .into_iter()
-        .filter(|k| k != "beaver_version")
-        .collect();
-    want_keys.sort();
-    got_keys.sort();
-    assert_eq!(got_keys, want_keys, "INFO field names");
-    for field in [
-        "version",
-        "proto",
-        "headers",
-        "max_payload",
-        "host",
-        "client_ip",
-    ] {
-        assert_eq!(got[field], want[field], "INFO field {field}");
+    let configs: [&[&str]; 3] = [
+        &[],
+        &["--user", "u", "--pass", "p"],
+        &["--cluster", "nats://127.0.0.1:-1", "--cluster_name", "c1"],
+    ];
+    for args in configs {
+        let Some(reference) = ServerProcess::nats_server(args) else {
+            return;
+        };
+        let beaver = ServerProcess::beaver(args);
+        let (want_raw, got_raw) = (reference.raw(), beaver.raw());
+        common::assert_info_fields_match(
+            &got_raw.info_json,
+            &want_raw.info_json,
+            &format!("{args:?}"),
+        );
+        let (want, got) = (want_raw.info, got_raw.info);
+        for field in [
+            "version",
+            "proto",
+            "headers",
+            "max_payload",
+            "host",
+            "client_ip",
+            "auth_required",
+            "cluster",
+        ] {
+            assert_eq!(
+                got.get(field),
+                want.get(field),
+                "INFO field {field} ({args:?})"
+            );
+        }
+        assert_eq!(got["port"], beaver.port);
+        assert!(got["client_id"].as_u64().is_some());
+        assert!(got["go"].as_str().is_some_and(|g| g.starts_with("rust")));
+        assert_eq!(
+            got["server_id"].as_str().unwrap().len(),
+            want["server_id"].as_str().unwrap().len()
+        );
     }
-    assert_eq!(got["port"], beaver.port);
-    assert!(got["client_id"].as_u64().is_some());
-    assert_eq!(
-        got["server_id"].as_str().unwrap().len(),
-        want["server_id"].as_str().unwrap().len()
-    );
 }
 
 /// The harness itself: a transcript really contains what the server sent (so an empty

@@ -1232,8 +1232,7 @@ fn observe(server: &ServerProcess) -> Observed {
 }
 
 /// nats-server fields beaver does not serve, and why.
-const OMITTED: [(&str, &str); 3] = [
-    ("varz.go", "beaver is not written in Go"),
+const OMITTED: [(&str, &str); 2] = [
     ("varz.gomaxprocs", "no Go runtime"),
     (
         "varz.system_account",

@@ -213,6 +213,31 @@ async fn verify_requires_a_client_certificate_from_the_ca() {
     assert!(server.wait_for_log("TLS handshake error"));
 }
 
+/// With TLS and `verify`, INFO has nats-server's fields (`tls_required`, `tls_verify`), in
+/// its order.
+#[test]
+fn info_fields_with_tls_verify_match_reference() {
+    let certs = Certs::new("info");
+    let mut args = certs.server_args();
+    args.extend([
+        "--tlsverify".into(),
+        "--tlscacert".into(),
+        certs.arg("ca.pem"),
+    ]);
+    let ours = beaver(&args);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let Some(reference) = ServerProcess::nats_server(&args) else {
+        return;
+    };
+    let (got, want) = (ours.raw(), reference.raw());
+    common::assert_info_fields_match(&got.info_json, &want.info_json, "tls verify");
+    let (got, want) = (got.info, want.info);
+    assert_eq!(
+        (&got["tls_required"], &got["tls_verify"]),
+        (&want["tls_required"], &want["tls_verify"])
+    );
+}
+
 /// A client that speaks plain text after INFO is disconnected without a word, as
 /// nats-server does (its TLS stack sees a first record that is not a handshake).
 #[test]

@@ -62,6 +62,9 @@ pub struct Varz {
     pub version: &'static str,
     /// Protocol level (1).
     pub proto: u8,
+    /// The runtime that built the server (nats-server: Go's version; beaver:
+    /// [`crate::protocol::RUNTIME_VERSION`]).
+    pub go: &'static str,
     /// Client listen host.
     pub host: String,
     /// Client port.
@@ -190,6 +193,7 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         server_name: shared.server_name.clone(),
         version: NATS_VERSION,
         proto: 1,
+        go: crate::protocol::RUNTIME_VERSION,
         host: config.host.clone(),
         port: shared.local_addr.port(),
         auth_required: shared.auth.required(),

@@ -16,7 +16,15 @@ use std::io;
 /// reference's version, not beaver's; beaver's own version is in `beaver_version`.
 pub const NATS_VERSION: &str = "2.9.10";
 
-/// The `INFO` fields, in nats-server's order. Serialised once per connection.
+/// The compiler that built beaver, in the shape of Go's `runtime.Version()`: `rust1.95.0`
+/// (recorded by `build.rs`). Sent where nats-server sends its Go version (`INFO` and
+/// `/varz` `go`).
+pub const RUNTIME_VERSION: &str = env!("BEAVER_RUSTC_VERSION");
+
+/// The `INFO` fields, in nats-server's order. Every field nats-server 2.9.10 sends to a
+/// client is here, except those of features beaver does not have (`git_commit`,
+/// `tls_available`, `jetstream`, `ip`, `nonce`, `domain`, `ws_connect_urls`), which
+/// nats-server omits too when they are off. Serialised once per connection.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerInfo {
     /// Unique id of this server process (an NKEY-like string, as nats-server uses).
@@ -27,6 +35,10 @@ pub struct ServerInfo {
     pub version: &'static str,
     /// Protocol level: 1 (the server may send async INFO).
     pub proto: u8,
+    /// The runtime that built the server: nats-server sends Go's version (`go1.19.8`),
+    /// beaver sends [`RUNTIME_VERSION`]. Some clients require the field (nats.py's
+    /// `nats-core` reads it unconditionally).
+    pub go: &'static str,
     /// The host the server listens on.
     pub host: String,
     /// The client port.
@@ -39,6 +51,9 @@ pub struct ServerInfo {
     /// Clients must use TLS.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub tls_required: bool,
+    /// Clients must present a certificate the server verifies (TLS `verify`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tls_verify: bool,
     /// Largest message accepted, in bytes (headers plus payload).
     pub max_payload: usize,
     /// This connection's id (`cid`).
@@ -153,11 +168,13 @@ mod tests {
             server_name: "n1".into(),
             version: NATS_VERSION,
             proto: 1,
+            go: "rust1.95.0",
             host: "0.0.0.0".into(),
             port: 4222,
             headers: true,
             auth_required: false,
             tls_required: false,
+            tls_verify: false,
             max_payload: 1048576,
             client_id: 7,
             client_ip: "127.0.0.1".into(),
@@ -170,7 +187,7 @@ mod tests {
         assert_eq!(
             line,
             "INFO {\"server_id\":\"NABC\",\"server_name\":\"n1\",\"version\":\"2.9.10\",\"proto\":1,\
-             \"host\":\"0.0.0.0\",\"port\":4222,\"headers\":true,\"max_payload\":1048576,\
+             \"go\":\"rust1.95.0\",\"host\":\"0.0.0.0\",\"port\":4222,\"headers\":true,\"max_payload\":1048576,\
              \"client_id\":7,\"client_ip\":\"127.0.0.1\",\"beaver_version\":\"0.1.0\"} \r\n"
         );
     }
@@ -184,11 +201,13 @@ mod tests {
             server_name: "x<&>y".into(),
             version: NATS_VERSION,
             proto: 1,
+            go: "rust1.95.0",
             host: "127.0.0.1".into(),
             port: 4222,
             headers: true,
             auth_required: false,
             tls_required: false,
+            tls_verify: false,
             max_payload: 1048576,
             client_id: 1,
             client_ip: "127.0.0.1".into(),

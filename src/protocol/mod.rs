@@ -9,8 +9,8 @@ mod info;
 mod msg;
 mod parser;
 
-pub use connect::{ConnectError, ConnectOptions};
-pub use info::{generate_server_id, ServerInfo, NATS_VERSION};
+pub use connect::{redact_secrets, ConnectError, ConnectOptions};
+pub use info::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
 pub(crate) use info::{go_write_char_escape, go_write_string_fragment, GoFormatter as GoJson};
 pub use msg::{write_msg_line, MsgLine};
 pub use parser::{parse_size, ClientOp, ParseError, Parser, PubLine, Publish, Step};

@@ -262,6 +262,8 @@ pub struct Raw {
     pub stream: TcpStream,
     /// The server's first INFO, parsed.
     pub info: serde_json::Value,
+    /// The server's first INFO's JSON as sent (field order kept).
+    pub info_json: String,
     /// Bytes received and not yet returned.
     pending: Vec<u8>,
     /// Every frame received, in order (INFO excluded).
@@ -287,6 +289,7 @@ impl Raw {
         let mut raw = Raw {
             stream,
             info: serde_json::Value::Null,
+            info_json: String::new(),
             pending: Vec::new(),
             received: Vec::new(),
             out_parser,
@@ -300,7 +303,10 @@ impl Raw {
             raw.fill();
         }
         match raw.received.remove(0) {
-            Frame::Info(json) => raw.info = serde_json::from_str(&json).expect("INFO is JSON"),
+            Frame::Info(json) => {
+                raw.info = serde_json::from_str(&json).expect("INFO is JSON");
+                raw.info_json = json;
+            }
             other => panic!("expected INFO first, got {other:?}"),
         }
         raw
@@ -576,4 +582,48 @@ pub async fn round_trip(client: &async_nats::Client) {
         "no round trip through the server within {WAIT:?}"
     );
     let _ = sub.unsubscribe().await;
+}
+
+/// The keys of a JSON object, in the order they appear in `json`.
+pub fn json_keys_in_order(json: &str) -> Vec<String> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(k) = m.next_key::<String>()? {
+                m.next_value::<IgnoredAny>()?;
+                keys.push(k);
+            }
+            Ok(keys)
+        }
+    }
+    serde_json::Deserializer::from_str(json)
+        .deserialize_map(Keys)
+        .expect("a JSON object")
+}
+
+/// Asserts that beaver's `INFO` JSON (`got`) has exactly the fields of nats-server's
+/// (`want`), in nats-server's order, plus `beaver_version` at the end; `git_commit` is not
+/// compared (Debian's nats-server has none). Clients read these fields: nats.py's
+/// `nats-core` cannot connect without `go`.
+pub fn assert_info_fields_match(got: &str, want: &str, what: &str) {
+    let mut got = json_keys_in_order(got);
+    assert_eq!(
+        got.pop().as_deref(),
+        Some("beaver_version"),
+        "{what}: beaver_version last"
+    );
+    let want: Vec<String> = json_keys_in_order(want)
+        .into_iter()
+        .filter(|k| k != "git_commit")
+        .collect();
+    assert_eq!(
+        got, want,
+        "{what}: INFO field names, in nats-server's order"
+    );
 }
