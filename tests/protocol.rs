@@ -1329,6 +1329,50 @@ fn first_ping_comes_even_after_activity() {
     assert_eq!(text(&wire(&last)), "-ERR 'Stale Connection'\r\n");
 }
 
+/// With the default two-minute `ping_interval`, the server PINGs a client about 2 s after its
+/// `CONNECT` (nats-server measures the round trip then: 2 s plus up to 20 % of jitter), even
+/// though the client was just active; a connection that has not sent `CONNECT` gets no `PING`
+/// (before a whole interval). Run on beaver and, when installed, on nats-server: each
+/// client test suite that checks the first PING relies on both halves.
+#[test]
+fn first_ping_follows_connect_and_never_precedes_it() {
+    let mut servers = vec![ServerProcess::beaver(&[])];
+    servers.extend(ServerProcess::nats_server(&[]));
+    for server in &servers {
+        let mut silent = server.raw();
+        let mut connected = server.raw();
+        roundtrip(&mut connected, QUIET, b"PONG\r\n");
+        // The first PING comes at most 2.4 s after CONNECT; allow for a busy machine.
+        let from = connected.received.len();
+        let got = connected.wait_frames(from, 1);
+        assert_eq!(
+            got,
+            vec![Frame::Ping],
+            "{}: PING after CONNECT",
+            server.name
+        );
+        connected.send(b"PONG\r\n");
+        // The silent connection has now been open longer than the longest first-PING delay
+        // after a CONNECT (2.4 s): it has had nothing but the PONG to its own PING.
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(
+            silent.sync(),
+            vec![Frame::Pong],
+            "{}: no PING before CONNECT",
+            server.name
+        );
+        // And CONNECT starts its first-ping timer as well.
+        silent.send(QUIET);
+        let from = silent.received.len();
+        assert_eq!(
+            silent.wait_frames(from, 1),
+            vec![Frame::Ping],
+            "{}",
+            server.name
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Payload terminators that arrive late
 // ---------------------------------------------------------------------------------------------

@@ -167,9 +167,10 @@ struct Connection {
     last_activity: Instant,
     /// When the client last sent a PING.
     last_remote_ping: Option<Instant>,
-    /// Whether a round trip has been seen (CONNECT or a PONG); until then the server PINGs
-    /// whatever the activity, as nats-server does to measure the RTT.
-    rtt_known: bool,
+    /// When we last sent a PING (kept after its PONG). With none in the last
+    /// [`RTT_MEASUREMENT_INTERVAL`], the ping timer PINGs whatever the activity, to measure
+    /// the round trip, as nats-server does (`needRTT` in its `processPingTimer`).
+    last_ping_sent: Option<Instant>,
     /// Our PINGs not answered yet.
     pings_out: u32,
     /// When we sent our last PING, until its PONG measures the round trip.
@@ -178,7 +179,8 @@ struct Connection {
     next_ping_check: Instant,
     /// Clean-up done (see `finish` and the `Drop` impl).
     finished: bool,
-    /// Whether the read timeout is still the short first-ping one.
+    /// Whether the read timeout is the short one of the first ping after `CONNECT` (set
+    /// back to `ping_interval` when that check runs).
     first_ping_pending: bool,
     stall: StallPolicy,
     trace: bool,
@@ -227,9 +229,9 @@ impl Connection {
         // The generation first: a reload after this is seen by the first `refresh_config`.
         let config_generation = shared.config_generation();
         let config = shared.config();
-        let first_ping = first_ping_delay(config.ping_interval);
-        // Wake up for the first ping check; `check_ping` lengthens this to `ping_interval`.
-        stream.set_read_timeout(Some(first_ping))?;
+        // Until `CONNECT` the ping timer runs at the full interval, as nats-server's (it
+        // shortens the first one only at `CONNECT`: see `schedule_first_ping`).
+        stream.set_read_timeout(Some(config.ping_interval.max(MIN_TIMEOUT)))?;
         Ok(Connection {
             parser: Parser::new(config.max_control_line, config.max_payload),
             buf: BytesMut::new(),
@@ -245,11 +247,13 @@ impl Connection {
             active: false,
             last_activity: Instant::now(),
             last_remote_ping: None,
-            rtt_known: false,
+            last_ping_sent: None,
             pings_out: 0,
             ping_sent: None,
-            next_ping_check: Instant::now() + first_ping,
-            first_ping_pending: true,
+            next_ping_check: Instant::now()
+                .checked_add(config.ping_interval)
+                .unwrap_or_else(Instant::now),
+            first_ping_pending: false,
             finished: false,
             stall: shared.stall,
             trace: config.trace,
@@ -802,7 +806,6 @@ impl Connection {
             }
             ClientOp::Pong => {
                 self.pings_out = 0;
-                self.rtt_known = true;
                 // nats-server's processPong: the round trip since our PING.
                 if let Some(sent) = self.ping_sent.take() {
                     self.client.set_rtt(sent.elapsed());
@@ -855,9 +858,9 @@ impl Connection {
             ));
         }
         self.active = true;
-        self.rtt_known = true;
         // nats-server's first RTT estimate: from accept to CONNECT (computeRTT(c.start)).
         self.client.set_rtt_since_accept(Instant::now());
+        self.schedule_first_ping();
         self.parser.set_headers(self.opts.headers);
         self.client.set_headers(self.opts.headers);
         self.client.set_async_info(self.opts.protocol >= 1);
@@ -1148,6 +1151,18 @@ impl Connection {
     /// PINGed within the last interval (activity makes PINGs unnecessary), except that until
     /// a round trip has been seen (CONNECT or PONG) it always PINGs. A client that left
     /// `ping_max` PINGs unanswered is closed as stale.
+    /// At each `CONNECT`, as nats-server: the ping timer restarts with the short first delay
+    /// (see [`first_ping_delay`]); when it fires, a PING goes out whatever the activity
+    /// unless one was sent within [`RTT_MEASUREMENT_INTERVAL`], so the client's first PING
+    /// comes about 2 s after `CONNECT`, and none before `CONNECT` until a whole
+    /// `ping_interval` has passed.
+    fn schedule_first_ping(&mut self) {
+        let delay = first_ping_delay(self.limits.ping_interval);
+        self.next_ping_check = Instant::now() + delay;
+        self.first_ping_pending = true;
+        let _ = self.stream.set_read_timeout(Some(delay.max(MIN_TIMEOUT)));
+    }
+
     fn check_ping(&mut self) -> Result<(), Closing> {
         let now = Instant::now();
         if self.active {
@@ -1167,12 +1182,15 @@ impl Connection {
         if self.first_ping_pending {
             // From now on the reader only needs to wake once per interval.
             self.first_ping_pending = false;
-            let _ = self.stream.set_read_timeout(Some(interval));
+            let _ = self
+                .stream
+                .set_read_timeout(Some(interval.max(MIN_TIMEOUT)));
         }
         let recent = |t: Instant| now.duration_since(t) < interval;
-        if self.rtt_known
-            && (recent(self.last_activity) || self.last_remote_ping.is_some_and(recent))
-        {
+        let need_rtt = self
+            .last_ping_sent
+            .is_none_or(|t| now.duration_since(t) > RTT_MEASUREMENT_INTERVAL);
+        if !need_rtt && (recent(self.last_activity) || self.last_remote_ping.is_some_and(recent)) {
             return Ok(()); // recent activity: no PING needed
         }
         if self.pings_out + 1 > self.limits.ping_max {
@@ -1187,6 +1205,7 @@ impl Connection {
         }
         self.pings_out += 1;
         self.ping_sent = Some(now);
+        self.last_ping_sent = Some(now);
         self.send_traced(protocol::PING, "PING");
         Ok(())
     }
@@ -1258,7 +1277,9 @@ impl Connection {
         let p = self.client.log_prefix();
         let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         match op {
-            ClientOp::Connect(j) => log::trace!("{p} - <<- [CONNECT {}]", redact(&s(j))),
+            ClientOp::Connect(j) => {
+                log::trace!("{p} - <<- [CONNECT {}]", protocol::redact_secrets(j))
+            }
             ClientOp::Pub(pb) => {
                 // The control line was traced when it was parsed (`on_pub_line`).
                 log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(pb.payload));
@@ -1305,6 +1326,13 @@ fn write_direct(stream: &TcpStream, mut bytes: &[u8], deadline: Instant) -> io::
 /// When the first ping check comes: `min(ping_interval, 2 s)` plus up to 20% of it, as
 /// nats-server's `setFirstPingTimer` (the jitter spreads the PINGs of clients that connected
 /// together).
+/// How often the ping timer PINGs to measure the round trip even when the client is busy
+/// (nats-server's `DEFAULT_RTT_MEASUREMENT_INTERVAL`).
+const RTT_MEASUREMENT_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// The delay of the first ping check after a `CONNECT`: `ping_interval`, at most 2 s, plus up
+/// to 20 % of random jitter (nats-server's `setFirstPingTimer` for clients,
+/// `firstClientPingInterval`), so that the round trip is measured soon after connecting.
 fn first_ping_delay(interval: std::time::Duration) -> std::time::Duration {
     let d = interval.min(std::time::Duration::from_secs(2));
     let jitter = d.as_nanos() as u64 / 5;
@@ -1325,69 +1353,6 @@ impl Drop for Connection {
             self.finish(CloseReason::ServerError);
         }
     }
-}
-
-/// Hides passwords and tokens in a traced CONNECT, as nats-server does: the text is kept as
-/// the client sent it, except that the value of every key starting with `pass` (nats-server's
-/// pattern) or named `auth_token` (beaver hides tokens too) becomes `[REDACTED]`. Works on
-/// the raw text, so malformed JSON leaks nothing either.
-fn redact(connect: &str) -> String {
-    let b = connect.as_bytes();
-    let mut out = String::with_capacity(connect.len());
-    let mut copied = 0;
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'"' {
-            i += 1;
-            continue;
-        }
-        // A string: find its end.
-        let start = i + 1;
-        let mut j = start;
-        while j < b.len() && b[j] != b'"' {
-            j += if b[j] == b'\\' { 2 } else { 1 };
-        }
-        let key = &connect[start..j.min(b.len())];
-        i = j + 1;
-        if !(key.starts_with("pass") || key == "auth_token") {
-            continue;
-        }
-        // A secret's key (a string followed by a colon): skip to its value.
-        let mut k = i;
-        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\r' | b'\n') {
-            k += 1;
-        }
-        if k >= b.len() || b[k] != b':' {
-            continue;
-        }
-        k += 1;
-        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\r' | b'\n') {
-            k += 1;
-        }
-        if k >= b.len() {
-            break;
-        }
-        let value_start = k;
-        let value_end = if b[k] == b'"' {
-            let mut m = k + 1;
-            while m < b.len() && b[m] != b'"' {
-                m += if b[m] == b'\\' { 2 } else { 1 };
-            }
-            (m + 1).min(b.len())
-        } else {
-            let mut m = k;
-            while m < b.len() && !matches!(b[m], b',' | b'}') {
-                m += 1;
-            }
-            m
-        };
-        out.push_str(&connect[copied..value_start]);
-        out.push_str("\"[REDACTED]\"");
-        copied = value_end;
-        i = value_end;
-    }
-    out.push_str(&connect[copied.min(connect.len())..]);
-    out
 }
 
 /// Ends a `MSG`/`HMSG`/`RMSG` whose control line was just written into `batch` from byte
@@ -1717,25 +1682,5 @@ impl Deliverer<'_> {
         );
         let added = finish_msg(batch, msg, 0, before, self.trace.then_some(t.client));
         self.outbox.add_staged(added);
-    }
-}
-
-#[cfg(test)]
-mod redact_tests {
-    use super::redact;
-
-    #[test]
-    fn secrets_are_hidden_and_order_kept() {
-        assert_eq!(
-            redact(r#"{"user":"a","pass":"x\"y","verbose":false,"auth_token":"t"}"#),
-            r#"{"user":"a","pass":"[REDACTED]","verbose":false,"auth_token":"[REDACTED]"}"#
-        );
-        assert_eq!(redact(r#"{"pass": 12}"#), r#"{"pass": "[REDACTED]"}"#);
-        assert_eq!(
-            redact(r#"{"pass":"unterminated"#),
-            r#"{"pass":"[REDACTED]""#
-        );
-        assert!(!redact(r#"{"password" : "zz""#).contains("zz"));
-        assert_eq!(redact(r#"{"name":"pass"}"#), r#"{"name":"pass"}"#);
     }
 }
