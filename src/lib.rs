@@ -21,7 +21,9 @@
 //! - [`config`], [`logging`]: configuration files (Config.toml and nats-server's format), the
 //!   command line, and nats-server-style logs;
 //! - [`signals`], [`reload`], [`runfiles`]: what nats-server does as a process: signals,
-//!   configuration reload, the pid and ports files.
+//!   configuration reload, the pid and ports files;
+//! - [`listen`]: listening sockets (dual-stack as Go's) and the addresses they are
+//!   reached at.
 // No unsafe code, except the Win32 calls of `signals::windows` (which allows it, for itself).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -30,6 +32,7 @@ pub mod account;
 pub mod auth;
 pub mod client;
 pub mod config;
+pub mod listen;
 pub mod logging;
 pub mod monitor;
 pub mod outbound;

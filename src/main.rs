@@ -96,12 +96,13 @@ fn main() -> ExitCode {
     if let Some(monitor) = server.monitor() {
         log::info!("Starting http monitor on {}", monitor.display_addr());
     }
+    // As nats-server: the configured host (`0.0.0.0` even when the socket is dual-stack).
     log::info!(
         "Listening for client connections on {}",
-        server.local_addr()
+        beaver::listen::join_host_port(&shared.config().host, server.local_addr().port())
     );
     // Written before "Server is ready", so a harness that waits for either finds both.
-    let mut ports_file = write_ports_file(&shared.config(), server.local_addr(), monitor_addr);
+    let mut ports_file = write_ports_file(&shared.config(), &server, monitor_addr);
     log::info!("Server is ready");
     loop {
         match signals.wait() {
@@ -129,8 +130,7 @@ fn main() -> ExitCode {
                         }
                         if c.starts_with("ports_file_dir = ") {
                             drop(ports_file.take());
-                            ports_file =
-                                write_ports_file(&r.config, server.local_addr(), monitor_addr);
+                            ports_file = write_ports_file(&r.config, &server, monitor_addr);
                         }
                     }
                     log::info!("Reloaded server configuration");
@@ -154,11 +154,12 @@ fn main() -> ExitCode {
 /// nats-server).
 fn write_ports_file(
     config: &Config,
-    nats: std::net::SocketAddr,
+    server: &beaver::Server,
     monitoring: Option<std::net::SocketAddr>,
 ) -> Option<PortsFile> {
     let dir = config.ports_file_dir.as_ref()?;
-    match PortsFile::write(dir, nats, monitoring) {
+    let cluster = server.shared().routes.as_ref().map(|r| r.listen_addr);
+    match PortsFile::write(dir, server.local_addr(), monitoring, cluster) {
         Ok(f) => {
             log::debug!("Wrote ports file {}", f.path().display());
             Some(f)

@@ -425,6 +425,16 @@ fn ports_file_matches_nats_servers() {
     for host in ["127.0.0.1", "0.0.0.0"] {
         let theirs = ports_file_of(&nats, "nats-server", host).expect("nats-server's ports file");
         let ours = ports_file_of(BIN, "beaver", host).expect("beaver's ports file");
+        // nats-server also lists IPv6 link-local addresses, which refuse connections
+        // without their interface's zone (a URL cannot carry it portably); beaver lists only
+        // addresses that accept. Otherwise the same URLs, in the same order.
+        let mut theirs: serde_json::Value = serde_json::from_str(&theirs).unwrap();
+        for urls in theirs.as_object_mut().unwrap().values_mut() {
+            urls.as_array_mut()
+                .unwrap()
+                .retain(|u| !u.as_str().unwrap().contains("://[fe80:"));
+        }
+        let ours: serde_json::Value = serde_json::from_str(&ours).unwrap();
         assert_eq!(ours, theirs, "-a {host}");
     }
 }
@@ -445,4 +455,97 @@ fn signal_stop_exits_cleanly_on_windows() {
         "{}",
         h.log_text()
     );
+}
+
+/// With no host given, nats-server listens on every IPv4 and IPv6 address (Go's dual-stack
+/// socket), and its ports file has `nats`, `monitoring` and `cluster` entries. beaver does
+/// the same, and every address its ports file lists accepts connections (checked here for
+/// the loopback ones: tests talk to loopback only); no IPv6 link-local address, which no
+/// client can use without its zone, is listed.
+#[test]
+fn without_a_host_every_listed_address_accepts() {
+    let dir = std::env::temp_dir().join(format!("beaver-dual-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut servers = vec![(BIN.to_owned(), "beaver")];
+    if let Some(n) = common::nats_server_path() {
+        servers.push((n, "nats-server"));
+    } else {
+        common::ServerProcess::nats_server(&[]); // skips, or fails under CI
+    }
+    for (bin, name) in servers {
+        let mut child = Command::new(&bin)
+            .args(["-p", "-1", "-m", "-1", "--cluster", "nats://0.0.0.0:-1"])
+            .arg("--ports_file_dir")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let exe = Path::new(&bin)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let file = dir.join(format!("{exe}_{}.ports", child.id()));
+        let ports: serde_json::Value = wait_for("the ports file", || {
+            serde_json::from_str(&std::fs::read_to_string(&file).ok()?).ok()
+        });
+        let mut keys: Vec<&String> = ports.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["cluster", "monitoring", "nats"], "{name}: {ports}");
+        let mut checked = 0;
+        for url in ports
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|v| v.as_array().unwrap())
+        {
+            let url = url.as_str().unwrap();
+            let hp = url.split("://").nth(1).unwrap();
+            let addr: std::net::SocketAddr = hp.parse().unwrap();
+            if name == "beaver" {
+                assert!(
+                    !hp.starts_with("[fe80:"),
+                    "{name}: link-local listed: {ports}"
+                );
+            }
+            if addr.ip().is_loopback() {
+                TcpStream::connect_timeout(&addr, WAIT)
+                    .unwrap_or_else(|e| panic!("{name}: {url} listed but refused: {e}"));
+                checked += 1;
+            }
+        }
+        assert!(checked >= 3, "{name}: {ports}");
+        if name == "beaver" {
+            // An IPv6 client sees its own address; an IPv4 one its IPv4 address (not an
+            // IPv4-mapped IPv6 one).
+            let nats = ports["nats"].as_array().unwrap();
+            let port: u16 = nats[0]
+                .as_str()
+                .unwrap()
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let raw = Raw::connect(port);
+            assert_eq!(raw.info["client_ip"], "127.0.0.1");
+            assert_eq!(raw.info["host"], "0.0.0.0");
+            if nats
+                .iter()
+                .any(|u| u.as_str().unwrap().starts_with("nats://[::1]"))
+            {
+                let mut s = TcpStream::connect(("::1", port)).unwrap();
+                s.set_read_timeout(Some(WAIT)).unwrap();
+                let mut line = String::new();
+                std::io::BufRead::read_line(&mut std::io::BufReader::new(&mut s), &mut line)
+                    .unwrap();
+                assert!(line.contains("\"client_ip\":\"::1\""), "{line}");
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

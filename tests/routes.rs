@@ -637,6 +637,41 @@ fn scripted_peer_exact_bytes() {
     );
 }
 
+/// An `RS+` with an invalid subject gets nats-server's `-ERR 'Invalid Subscription'`, and
+/// the route stays up. Same bytes to both servers.
+#[test]
+fn scripted_peer_invalid_subscription() {
+    for kind in [Kind::Beaver, Kind::Nats] {
+        let Some(n) = node(kind, "B", &[]) else {
+            return;
+        };
+        let mut peer = Peer::dial(n.route_port);
+        peer.line();
+        peer.send(b"CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NPEER\",\"cluster\":\"t\",\"lnoc\":true}\r\n");
+        peer.send(PEER_INFO);
+        peer.send(b"RS+ $G foo..bar\r\nRS+ $G ok\r\nPING\r\n");
+        let mut lines = Vec::new();
+        loop {
+            let mut l = String::new();
+            peer.reader.read_line(&mut l).unwrap();
+            match l.as_str() {
+                "PONG\r\n" => break,
+                "PING\r\n" => peer.send(b"PONG\r\n"),
+                "" => panic!("{}: route closed after {lines:?}", n.server.name),
+                // nats-server's system account interest; beaver has none.
+                _ if l.starts_with("INFO ") || l.starts_with("RS+ $SYS ") => {}
+                _ => lines.push(l),
+            }
+        }
+        assert_eq!(
+            lines,
+            ["-ERR 'Invalid Subscription'\r\n"],
+            "{}",
+            n.server.name
+        );
+    }
+}
+
 #[test]
 fn scripted_peer_refusals() {
     let n = node(Kind::Beaver, "B", &[]).unwrap();

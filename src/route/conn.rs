@@ -202,7 +202,12 @@ impl RouteConn<'_> {
             ip: cfg
                 .advertise
                 .as_ref()
-                .map(|_| format!("nats-route://{}/", join_host_port(&host, port)))
+                .map(|_| {
+                    format!(
+                        "nats-route://{}/",
+                        crate::listen::join_host_port(&host, port)
+                    )
+                })
                 .unwrap_or_default(),
             host,
             port,
@@ -441,7 +446,10 @@ impl RouteConn<'_> {
             }
             RouteOp::Connect(json) => {
                 if self.trace {
-                    log::trace!("{p} - <<- [CONNECT {}]", redact(&s(json)));
+                    log::trace!(
+                        "{p} - <<- [CONNECT {}]",
+                        crate::protocol::redact_secrets(json)
+                    );
                 }
                 return self.on_connect(json);
             }
@@ -609,7 +617,10 @@ impl RouteConn<'_> {
             if gossip.ip.is_empty() {
                 gossip.ip = format!(
                     "nats-route://{}/",
-                    join_host_port(&self.route.client.addr.ip().to_string(), info.port)
+                    crate::listen::join_host_port(
+                        &self.route.client.addr.ip().to_string(),
+                        info.port
+                    )
                 );
             }
             let line = protocol::json_line("INFO", &gossip, true);
@@ -657,11 +668,16 @@ impl RouteConn<'_> {
             Ok(()) => {
                 subs.insert(key, (sub, queue.map_or(1, |(_, w)| w)));
             }
-            Err(_) => log::error!(
-                "{} - Could not insert subscription: invalid subject {:?}",
-                self.prefix(),
-                String::from_utf8_lossy(subject)
-            ),
+            Err(_) => {
+                log::error!(
+                    "{} - Could not insert subscription: invalid subject {:?}",
+                    self.prefix(),
+                    String::from_utf8_lossy(subject)
+                );
+                // As nats-server's `processRemoteSub`: the route stays up.
+                drop(subs);
+                self.send(b"-ERR 'Invalid Subscription'\r\n");
+            }
         }
     }
 
@@ -760,33 +776,11 @@ fn json_of(line: &[u8]) -> String {
     s.split_once(' ').map_or(s, |(_, j)| j).to_owned()
 }
 
-/// Hides the password in a traced route `CONNECT`.
-fn redact(connect: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(connect) {
-        Ok(serde_json::Value::Object(mut m)) => {
-            if m.contains_key("pass") {
-                m.insert("pass".into(), "[REDACTED]".into());
-            }
-            serde_json::Value::Object(m).to_string()
-        }
-        _ => String::from("<invalid>"),
-    }
-}
-
 /// A cluster password check: plain text, or a bcrypt hash (as client passwords).
 fn password_matches(expected: &str, given: &str) -> bool {
     if expected.starts_with("$2") {
         bcrypt::verify(given, expected).unwrap_or(false)
     } else {
         expected == given
-    }
-}
-
-/// `HOST:PORT`, brackets around an IPv6 host (Go's `net.JoinHostPort`).
-pub fn join_host_port(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
     }
 }

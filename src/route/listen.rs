@@ -45,7 +45,7 @@ pub fn start(shared: &Arc<Shared>, listener: TcpListener) -> std::io::Result<Joi
 fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
     loop {
         let (stream, addr) = match listener.accept() {
-            Ok(x) => x,
+            Ok((stream, addr)) => (stream, crate::listen::canonical(addr)),
             Err(e) => {
                 if is_stopping(shared) {
                     return;
@@ -171,10 +171,12 @@ pub(crate) fn implicit_route(shared: &Arc<Shared>, info: &RouteInfo) {
     if info.server_id == shared.server_id || routes.is_connected(&info.server_id) {
         return;
     }
-    let hp = conn::join_host_port(&info.host, info.port).to_ascii_lowercase();
+    let hp = crate::listen::join_host_port(&info.host, info.port).to_ascii_lowercase();
     let configured = routes.config.routes.iter().any(|u| {
         crate::config::parse_route_url(u)
-            .map(|(_, h, p)| conn::join_host_port(&h, p.max(0) as u16).to_ascii_lowercase() == hp)
+            .map(|(_, h, p)| {
+                crate::listen::join_host_port(&h, p.max(0) as u16).to_ascii_lowercase() == hp
+            })
             .unwrap_or(false)
     });
     if configured {

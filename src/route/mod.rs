@@ -113,6 +113,9 @@ struct Table {
     all: HashMap<u64, Arc<Route>>,
     /// Local interest: (account, subject, queue) → local subscriptions (see module docs).
     local: HashMap<InterestKey, u32>,
+    /// A registered route brought other servers' client URLs: from then on client `INFO`
+    /// has `connect_urls` (see [`Routes::connect_urls`]).
+    urls_learned: bool,
 }
 
 /// Cluster state of one server: the route table, the local interest counts, the cluster's
@@ -148,21 +151,9 @@ impl Routes {
                 true,
             ),
         };
-        let client_urls = crate::runfiles::urls("x", client_addr)
-            .into_iter()
-            .filter_map(|u| u.strip_prefix("x://").map(str::to_owned))
-            .filter(|u| {
-                // As nats-server: an unspecified client host advertises the non-loopback
-                // addresses (loopback only if that is all there is).
-                !client_addr.ip().is_unspecified()
-                    || !(u.starts_with("127.") || u.starts_with("[::1]"))
-            })
-            .collect::<Vec<_>>();
-        let client_urls = if client_urls.is_empty() {
-            vec![client_addr.to_string()]
-        } else {
-            client_urls
-        };
+        // As nats-server: an unspecified client host advertises the interfaces' global
+        // unicast addresses (loopback only if that is all there is).
+        let client_urls = crate::listen::advertised_host_ports(client_addr);
         Routes {
             config,
             table: Mutex::new(Table::default()),
@@ -216,13 +207,25 @@ impl Routes {
     }
 
     /// Every client URL of the cluster for client `INFO` (`connect_urls`): ours, then the
-    /// registered routes' (none of theirs with `no_advertise`).
-    pub fn connect_urls(&self) -> Vec<String> {
-        let mut urls = self.client_urls.clone();
+    /// registered routes' (none of theirs with `no_advertise`); in lame-duck mode (`ldm`)
+    /// only theirs, as clients must move elsewhere.
+    ///
+    /// As nats-server, the list is empty (and `INFO` has no `connect_urls`) until a route
+    /// first brought URLs of other servers; from then on it has at least ours, even once
+    /// those routes are gone.
+    pub fn connect_urls(&self, ldm: bool) -> Vec<String> {
+        let table = self.table.lock();
+        if !table.urls_learned {
+            return Vec::new();
+        }
+        let mut urls = if ldm {
+            Vec::new()
+        } else {
+            self.client_urls.clone()
+        };
         if self.config.no_advertise {
             return urls;
         }
-        let table = self.table.lock();
         for r in table.by_id.values() {
             for u in &r.remote.lock().connect_urls {
                 if !urls.contains(u) {
@@ -248,7 +251,11 @@ impl Routes {
             return None;
         }
         table.by_id.insert(id.to_owned(), route.clone());
-        route.remote.lock().registered = true;
+        {
+            let mut remote = route.remote.lock();
+            remote.registered = true;
+            table.urls_learned |= !remote.connect_urls.is_empty();
+        }
         let mut buf = Vec::with_capacity(table.local.len() * 32);
         for ((account, subject, queue), n) in &table.local {
             protocol::write_sub(

@@ -22,6 +22,7 @@ fn run(shared: Arc<Shared>, listener: TcpListener) {
     loop {
         match listener.accept() {
             Ok((stream, addr)) => {
+                let addr = crate::listen::canonical(addr);
                 if shared.stops_accepting() {
                     return;
                 }

@@ -30,13 +30,13 @@ use crate::client::{Client, ClientStats, CloseReason, Subscription, Traffic};
 use crate::config::Config;
 use crate::monitor::{ClosedConn, ClosedConnections, Monitor};
 use crate::outbound::BatchPool;
-use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION};
+use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
 use crate::writer::{Ready, WriterPool};
 use crossbeam_channel::Sender;
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -243,11 +243,13 @@ impl Shared {
             server_name: self.server_name.clone(),
             version: NATS_VERSION,
             proto: 1,
+            go: RUNTIME_VERSION,
             host: config.host.clone(),
             port: self.local_addr.port(),
             headers: true,
             auth_required: self.auth.required(),
             tls_required: self.tls.is_some(),
+            tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
             max_payload: config.max_payload,
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
@@ -255,7 +257,7 @@ impl Shared {
             connect_urls: self
                 .routes
                 .as_ref()
-                .map(|r| r.connect_urls())
+                .map(|r| r.connect_urls(ldm))
                 .unwrap_or_default(),
             ldm,
             beaver_version: VERSION,
@@ -316,14 +318,14 @@ impl Server {
         if auth.has_plain_passwords() {
             log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
         }
-        let listener = bind(&config.host, config.bind_port())?;
+        let listener = crate::listen::bind(&config.host, config.bind_port())?;
         let local_addr = listener.local_addr()?;
         // Routes: the route port is bound before anything starts, so a bad address fails
         // start-up (as nats-server).
         let route_listener = match &config.cluster {
             Some(c) if c.port != 0 => {
                 let port = if c.port < 0 { 0 } else { c.port as u16 };
-                let l = bind(&c.host, port)?;
+                let l = crate::listen::bind(&c.host, port)?;
                 Some(l)
             }
             _ => None,
@@ -413,7 +415,10 @@ impl Server {
                 if r.is_dynamic() {
                     log::warn!("Cluster name was dynamically generated, consider setting one");
                 }
-                log::info!("Listening for route connections on {}", r.listen_addr);
+                log::info!(
+                    "Listening for route connections on {}",
+                    crate::listen::join_host_port(&r.config.host, r.listen_addr.port())
+                );
                 Some(crate::route::listen::start(&shared, l)?)
             }
             _ => None,
@@ -598,49 +603,12 @@ fn wait_unless(d: Duration, interrupted: &dyn Fn() -> bool) -> bool {
     }
 }
 
-/// Backlog of the listening socket: connections the kernel queues before `accept()`.
-/// std's `TcpListener::bind` uses 128, which makes a reconnect storm wait for SYN
-/// retransmits; nats-server (Go) gets the system maximum. The kernel caps this at its own
-/// `somaxconn`.
-pub const LISTEN_BACKLOG: i32 = 4096;
-
-/// Binds a listener on `host:port` (first address that works).
-fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let mut last = None;
-    for addr in (host, port).to_socket_addrs()? {
-        let attempt = (|| {
-            let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-            // As std does on Unix: a restarted server can bind while old connections linger
-            // in TIME_WAIT. (On Windows the option means something else; std leaves it off.)
-            #[cfg(unix)]
-            socket.set_reuse_address(true)?;
-            socket.bind(&addr.into())?;
-            socket.listen(LISTEN_BACKLOG)?;
-            Ok::<TcpListener, io::Error>(socket.into())
-        })();
-        match attempt {
-            Ok(l) => return Ok(l),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("no address for {host}"),
-        )
-    }))
-}
-
 /// Where to connect to wake the acceptor: the listen address, with "any" replaced by
-/// loopback.
+/// IPv4 loopback (an unspecified IPv6 listener is dual-stack: see `listen::bind`).
 fn wake_addr(local: SocketAddr) -> SocketAddr {
     let mut a = local;
     if a.ip().is_unspecified() {
-        a.set_ip(match a {
-            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
-            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
-        });
+        a.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
     }
     a
 }
