@@ -1,6 +1,7 @@
-//! The official NATS clients for Python (nats.py), Go (nats.go) and JavaScript (nats.js)
-//! against the real beaver binary: each runs the same smoke script (`tests/official/`):
-//! pub/sub with a wildcard and headers, a queue group, request/reply, no responders.
+//! The official NATS clients for Python (nats.py, and its new client `nats-core`), Go
+//! (nats.go) and JavaScript (nats.js) against the real beaver binary: each runs the same
+//! smoke script (`tests/official/`): pub/sub with a wildcard and headers, a queue group,
+//! request/reply, no responders.
 //! (The Rust client, async-nats, has its own, deeper tests in `tests/clients.rs`.)
 //!
 //! Each test needs its language's toolchain and client library; without them it prints
@@ -81,6 +82,22 @@ fn nats_py() {
     let mut cmd = Command::new(&python);
     cmd.arg(format!("{OFFICIAL}/smoke.py")).arg(server.url());
     run_smoke(cmd, "nats.py smoke test");
+}
+
+/// nats.py's new client, `nats-core` (module `nats.client`), which needs Python 3.13 and
+/// reads every `INFO` field nats-server sends (it failed on the missing `go`).
+/// `BEAVER_PYTHON_CORE` names an interpreter that has it (`.ci/python313.sh` makes one);
+/// default `python3`.
+#[test]
+fn nats_core() {
+    let python = std::env::var("BEAVER_PYTHON_CORE").unwrap_or_else(|_| "python3".into());
+    if !works(&python, &["-c", "import nats.client, asyncio; asyncio.QueueShutDown"], None) {
+        return unavailable("Python 3.13 with nats-core (.ci/python313.sh DIR)");
+    }
+    let server = ServerProcess::beaver(&[]);
+    let mut cmd = Command::new(&python);
+    cmd.arg(format!("{OFFICIAL}/smoke_core.py")).arg(server.url());
+    run_smoke(cmd, "nats-core smoke test");
 }
 
 #[test]
