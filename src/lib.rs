@@ -23,7 +23,7 @@
 //! - [`signals`], [`reload`], [`runfiles`]: what nats-server does as a process: signals,
 //!   configuration reload, the pid and ports files;
 //! - [`listen`]: listening sockets (dual-stack as Go's) and the addresses they are
-//!   reached at.
+//!   reached at; [`limits`]: the system limits on clients (descriptors, threads).
 // No unsafe code, except the Win32 calls of `signals::windows` (which allows it, for itself).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -32,6 +32,7 @@ pub mod account;
 pub mod auth;
 pub mod client;
 pub mod config;
+pub mod limits;
 pub mod listen;
 pub mod logging;
 pub mod monitor;

@@ -68,6 +68,18 @@ fn main() -> ExitCode {
     for w in &warnings {
         log::warn!("{w}");
     }
+    // As Go programs (nats-server) do at start: the soft open-file limit up to the hard one.
+    let open_files = beaver::limits::raise_open_file_limit();
+    let max_connections = config.connection_limit().map_or(u64::MAX, |n| n as u64);
+    if let Some((cap, why)) = beaver::limits::client_capacity(max_connections, open_files) {
+        log::warn!(
+            "This system lets beaver hold about {cap} clients, fewer than max_connections \
+             ({}): {why}",
+            config
+                .connection_limit()
+                .map_or_else(|| "unlimited".to_owned(), |n| n.to_string())
+        );
+    }
     let writers = config.writer_threads();
     let (host, port) = (config.host.clone(), config.port);
     let pid_file = config.pid_file.clone();

@@ -6,6 +6,7 @@ mod common;
 use common::{show, Frame, Raw, ServerProcess};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Clients killed mid-`PUB` and mid-payload deliver nothing and hurt no one.
@@ -312,4 +313,75 @@ fn a_thousand_connections_come_and_go_during_traffic() {
     let mut p = server.raw();
     p.exchange(b"CONNECT {\"verbose\":false}\r\nPUB steady 2\r\nok\r\n");
     assert_eq!(show(&sub.sync()), "MSG steady 1 2\r\nok\r\nPONG\r\n");
+}
+
+/// A low soft open-file limit (256, hard limit higher) does not cap the clients: beaver
+/// raises the soft limit to the hard one at start, as Go programs (nats-server) do, and
+/// uses one descriptor per client. Both servers take 400 clients (beaver took 125 when it
+/// used two descriptors per client and kept the soft limit).
+#[cfg(unix)]
+#[test]
+fn a_low_soft_descriptor_limit_does_not_cap_clients() {
+    const CLIENTS: usize = 400;
+    let hard = Command::new("sh")
+        .args(["-c", "ulimit -Hn"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| {
+            s.trim()
+                .parse::<u64>()
+                .ok()
+                .or((s.trim() == "unlimited").then_some(u64::MAX))
+        });
+    if hard.is_none_or(|h| h < 2 * CLIENTS as u64) {
+        eprintln!("SKIPPED: the hard open-file limit ({hard:?}) is too low for this test");
+        return;
+    }
+    let mut servers = Vec::new();
+    let script = |bin: &str| format!("ulimit -Sn 256 && exec {bin} -a 127.0.0.1 -p -1");
+    servers.extend(ServerProcess::start(
+        "sh",
+        &["-c", &script(env!("CARGO_BIN_EXE_beaver"))],
+        "beaver",
+    ));
+    if let Some(nats) = common::nats_server_path() {
+        servers.extend(ServerProcess::start(
+            "sh",
+            &["-c", &script(&nats)],
+            "nats-server",
+        ));
+    } else {
+        ServerProcess::nats_server(&[]); // skips, or fails under CI
+    }
+    assert!(
+        !servers.is_empty() && servers[0].name == "beaver",
+        "beaver started"
+    );
+    for server in &servers {
+        let mut clients = Vec::with_capacity(CLIENTS);
+        for i in 0..CLIENTS {
+            let mut c = server.raw();
+            assert_eq!(
+                show(&c.exchange(b"CONNECT {\"verbose\":false}\r\n")),
+                "PONG\r\n",
+                "{}: client {i}",
+                server.name
+            );
+            clients.push(c);
+        }
+        // All of them still served.
+        for c in clients.iter_mut().step_by(37) {
+            assert_eq!(show(&c.sync()), "PONG\r\n", "{}", server.name);
+        }
+    }
+    // Whatever beaver says caps its clients, it is not the soft limit it was started with.
+    assert!(
+        servers[0]
+            .log_lines()
+            .iter()
+            .all(|l| !l.contains("open file limit is 256")),
+        "{:#?}",
+        servers[0].log_lines()
+    );
 }

@@ -91,12 +91,17 @@ fn nats_py() {
 #[test]
 fn nats_core() {
     let python = std::env::var("BEAVER_PYTHON_CORE").unwrap_or_else(|_| "python3".into());
-    if !works(&python, &["-c", "import nats.client, asyncio; asyncio.QueueShutDown"], None) {
+    if !works(
+        &python,
+        &["-c", "import nats.client, asyncio; asyncio.QueueShutDown"],
+        None,
+    ) {
         return unavailable("Python 3.13 with nats-core (.ci/python313.sh DIR)");
     }
     let server = ServerProcess::beaver(&[]);
     let mut cmd = Command::new(&python);
-    cmd.arg(format!("{OFFICIAL}/smoke_core.py")).arg(server.url());
+    cmd.arg(format!("{OFFICIAL}/smoke_core.py"))
+        .arg(server.url());
     run_smoke(cmd, "nats-core smoke test");
 }
 

@@ -166,12 +166,15 @@ fn info_is_the_first_line_with_every_field() {
         .bytes()
         .all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b)));
     let cid = info["client_id"].as_u64().expect("client_id is a number");
+    // The runtime that built it, where nats-server names its Go version.
+    let go = info["go"].as_str().expect("go is a string");
+    assert!(go.starts_with("rust1."), "{go}");
     // Everything else is known: the whole line, byte for byte.
     assert_eq!(
         line,
         format!(
             "INFO {{\"server_id\":\"{id}\",\"server_name\":\"{id}\",\"version\":\"2.9.10\",\
-             \"proto\":1,\"host\":\"127.0.0.1\",\"port\":{port},\"headers\":true,\
+             \"proto\":1,\"go\":\"{go}\",\"host\":\"127.0.0.1\",\"port\":{port},\"headers\":true,\
              \"max_payload\":1048576,\"client_id\":{cid},\"client_ip\":\"127.0.0.1\",\
              \"beaver_version\":\"{version}\"}} \r\n",
             port = server.port,
@@ -1299,6 +1302,7 @@ fn next_frame(c: &mut Raw, want: Frame) {
 fn silent_client_is_pinged_then_closed_as_stale() {
     let server = beaver_with_config(FAST_PINGS);
     let mut c = server.raw();
+    c.server_pings = true;
     next_frame(&mut c, Frame::Ping);
     let last = c.until_closed();
     assert_eq!(text(&wire(&last)), "-ERR 'Stale Connection'\r\n");
@@ -1309,6 +1313,7 @@ fn silent_client_is_pinged_then_closed_as_stale() {
 fn client_answering_pings_stays_connected() {
     let server = beaver_with_config(FAST_PINGS);
     let mut c = server.raw();
+    c.server_pings = true;
     for _ in 0..3 {
         next_frame(&mut c, Frame::Ping);
         c.send(b"PONG\r\n");
@@ -1323,6 +1328,7 @@ fn client_answering_pings_stays_connected() {
 fn first_ping_comes_even_after_activity() {
     let server = beaver_with_config(FAST_PINGS);
     let mut c = server.raw();
+    c.server_pings = true;
     roundtrip(&mut c, QUIET, b"PONG\r\n");
     next_frame(&mut c, Frame::Ping);
     let last = c.until_closed();
@@ -1341,6 +1347,8 @@ fn first_ping_follows_connect_and_never_precedes_it() {
     for server in &servers {
         let mut silent = server.raw();
         let mut connected = server.raw();
+        silent.server_pings = true;
+        connected.server_pings = true;
         roundtrip(&mut connected, QUIET, b"PONG\r\n");
         // The first PING comes at most 2.4 s after CONNECT; allow for a busy machine.
         let from = connected.received.len();

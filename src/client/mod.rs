@@ -285,13 +285,13 @@ pub struct Client {
     /// What [`Client::settle`] added to `departed`, so that `Drop` adds only what came later.
     /// Locked once, by the reader when it finishes; `Drop` has exclusive access.
     settled: Mutex<Option<Traffic>>,
-    /// The writers' handle on the socket (a clone of the reader's). Also used to shut the
-    /// socket down, which is how any thread wakes the blocked reader. Dropped (set to
-    /// `None`) once the socket is shut, so a `Client` that lingers in some thread's match
-    /// cache does not keep a file descriptor open. Read-locked by the writer holding the
-    /// token for each write, write-locked once, to drop it; readers of the lock never wait
-    /// for each other.
-    pub(crate) stream: RwLock<Option<TcpStream>>,
+    /// The writers' handle on the socket: the reader's own `Arc` (one descriptor per
+    /// connection). Also used to shut the socket down, which is how any thread wakes the
+    /// blocked reader. Dropped (set to `None`) once the socket is shut, so a `Client` that
+    /// lingers in some thread's match cache does not keep the descriptor open after its
+    /// reader has gone. Read-locked by the writer holding the token for each write,
+    /// write-locked once, to drop it; readers of the lock never wait for each other.
+    pub(crate) stream: RwLock<Option<Arc<TcpStream>>>,
     /// Bytes waiting to be written.
     pub(crate) outbound: Outbound,
     /// Writer-owned state (partly written batches, stall timers). Locked only by the writer
@@ -340,13 +340,14 @@ pub struct Client {
 const OPEN: u8 = 0;
 
 impl Client {
-    /// Creates the shared state for an accepted connection. `stream` is the writers' clone.
+    /// Creates the shared state for an accepted connection. `stream` is the socket the
+    /// reader also holds.
     // One caller (the acceptor's `spawn`); a parameter struct would only rename the list.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         cid: u64,
         addr: SocketAddr,
-        stream: TcpStream,
+        stream: Arc<TcpStream>,
         doorbell: Sender<Ready>,
         max_pending: usize,
         departed: Arc<ClientStats>,
@@ -643,9 +644,9 @@ impl Client {
                 let _ = stream.shutdown(Shutdown::Both);
             }
             self.outbound.wake_stalled();
-            // Close our descriptor (the reader closes its own when it exits). Waits for a
-            // writer that is in the middle of a write to this socket, which the shutdown
-            // above has just made fail.
+            // Let go of the socket (the descriptor closes when the reader lets go too, as it
+            // exits). Waits for a writer that is in the middle of a write to this socket,
+            // which the shutdown above has just made fail.
             self.stream.write().take();
         }
     }

@@ -93,8 +93,12 @@ impl From<ParseError> for Closing {
 pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -> io::Result<()> {
     // Go's net package turns Nagle off for every TCP connection; nats clients expect it.
     stream.set_nodelay(true)?;
-    let writer_stream = stream.try_clone()?;
-    writer_stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
+    // One descriptor per connection: the reader reads and the writers write through the
+    // same `Arc<TcpStream>` (`Read`/`Write` are implemented for `&TcpStream`; the kernel
+    // keeps the two directions apart). The write timeout is the writers' (`WRITE_SLICE`),
+    // the read timeout the reader's ping/auth timer: separate socket options.
+    stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
+    let stream = Arc::new(stream);
     let tls = match &shared.tls {
         Some(config) => {
             let mut session = rustls::ServerConnection::new(config.clone())
@@ -110,7 +114,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
     let client = Arc::new(Client::new(
         cid,
         addr,
-        writer_stream,
+        stream.clone(),
         shared.doorbell.clone(),
         shared.config().max_pending,
         shared.departed.clone(),
@@ -142,7 +146,8 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
 struct Connection {
     shared: Arc<Shared>,
     client: Arc<Client>,
-    stream: TcpStream,
+    /// The socket, shared with the writers (through `Client::stream`).
+    stream: Arc<TcpStream>,
     parser: Parser,
     buf: BytesMut,
     /// Scratch space for an operation cut off by the end of a read (see `process`).
@@ -225,7 +230,7 @@ impl Limits {
 }
 
 impl Connection {
-    fn new(shared: Arc<Shared>, client: Arc<Client>, stream: TcpStream) -> io::Result<Self> {
+    fn new(shared: Arc<Shared>, client: Arc<Client>, stream: Arc<TcpStream>) -> io::Result<Self> {
         // The generation first: a reload after this is seen by the first `refresh_config`.
         let config_generation = shared.config_generation();
         let config = shared.config();
@@ -510,7 +515,7 @@ impl Connection {
                 return Err(Closing::new(CloseReason::TlsHandshakeError, None));
             }
             let _ = self.stream.set_read_timeout(Some(deadline - now));
-            let n = match self.stream.read(&mut buf) {
+            let n = match (&*self.stream).read(&mut buf) {
                 Ok(0) => return Err(failed(&"EOF")),
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -591,7 +596,7 @@ impl Connection {
         };
         self.buf.reserve(want);
         self.buf.resize(len + want, 0);
-        let result = self.stream.read(&mut self.buf[len..]);
+        let result = (&*self.stream).read(&mut self.buf[len..]);
         let n = *result.as_ref().unwrap_or(&0);
         self.buf.truncate(len + n);
         if n == want {
@@ -669,7 +674,7 @@ impl Connection {
                 return Ok(0);
             }
             // Nothing decrypted yet: read more ciphertext (blocking, socket timeout applies).
-            fresh = self.stream.read(&mut self.tls_in)?;
+            fresh = (&*self.stream).read(&mut self.tls_in)?;
             if fresh == 0 {
                 return Ok(0);
             }

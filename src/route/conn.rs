@@ -63,7 +63,8 @@ struct RouteConn<'a> {
     shared: &'a Arc<Shared>,
     routes: &'a Routes,
     route: Arc<Route>,
-    stream: TcpStream,
+    /// The socket, shared with the writers (through the route's `Client::stream`).
+    stream: Arc<TcpStream>,
     buf: BytesMut,
     outbox: Outbox,
     /// One match cache per account that routed messages arrive in (a handful at most, so
@@ -97,15 +98,15 @@ pub fn run(
             to_self: false,
         };
     };
+    // One descriptor, shared by the reader and the writers (see `client::reader::spawn`).
     let setup = (|| {
         stream.set_nodelay(true)?;
-        let w = stream.try_clone()?;
-        w.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
+        stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
         stream.set_read_timeout(Some(FIRST_PING))?;
-        Ok::<TcpStream, std::io::Error>(w)
+        Ok::<(), std::io::Error>(())
     })();
-    let writer_stream = match setup {
-        Ok(w) => w,
+    let stream = match setup {
+        Ok(()) => Arc::new(stream),
         Err(e) => {
             log::debug!("{addr} - route setup failed: {e}");
             return Ended {
@@ -120,7 +121,7 @@ pub fn run(
         Client::new(
             shared.next_cid(),
             addr,
-            writer_stream,
+            stream.clone(),
             shared.doorbell.clone(),
             config.max_pending,
             shared.departed.clone(),
@@ -286,7 +287,7 @@ impl RouteConn<'_> {
             let len = self.buf.len();
             let room = self.buf.capacity() - len;
             self.buf.resize(len + room, 0);
-            let r = self.stream.read(&mut self.buf[len..]);
+            let r = (&*self.stream).read(&mut self.buf[len..]);
             let n = *r.as_ref().unwrap_or(&0);
             self.buf.truncate(len + n);
             match r {

@@ -309,7 +309,7 @@ impl Writer {
                 let result = if probing {
                     try_write(stream, &iov)
                 } else {
-                    (&*stream).write_vectored(&iov)
+                    (&**stream).write_vectored(&iov)
                 };
                 self.iov = recycle(iov);
                 (result, attempted)
@@ -420,7 +420,7 @@ impl Writer {
                     let Some(stream) = guard.as_ref() else {
                         continue; // shut meanwhile: the next turn discards
                     };
-                    (&*stream).write(&st.tls_out[st.tls_off..])
+                    (&**stream).write(&st.tls_out[st.tls_off..])
                 };
                 match result {
                     Ok(0) => {
