@@ -472,8 +472,16 @@ fn without_a_host_every_listed_address_accepts() {
     } else {
         common::ServerProcess::nats_server(&[]); // skips, or fails under CI
     }
+    /// Kills the server when the test ends, panicking or not.
+    struct Killed(Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
     for (bin, name) in servers {
-        let mut child = Command::new(&bin)
+        let child = Command::new(&bin)
             .args(["-p", "-1", "-m", "-1", "--cluster", "nats://0.0.0.0:-1"])
             .arg("--ports_file_dir")
             .arg(&dir)
@@ -482,12 +490,13 @@ fn without_a_host_every_listed_address_accepts() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
+        let child = Killed(child);
         let exe = Path::new(&bin)
             .file_name()
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        let file = dir.join(format!("{exe}_{}.ports", child.id()));
+        let file = dir.join(format!("{exe}_{}.ports", child.0.id()));
         let ports: serde_json::Value = wait_for("the ports file", || {
             serde_json::from_str(&std::fs::read_to_string(&file).ok()?).ok()
         });
@@ -544,8 +553,7 @@ fn without_a_host_every_listed_address_accepts() {
                 assert!(line.contains("\"client_ip\":\"::1\""), "{line}");
             }
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        drop(child);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
