@@ -10,6 +10,8 @@
 //! - [`client`]: a connection's shared state, its reader thread, and the outbox in which a
 //!   reader stages output per destination;
 //! - [`outbound`]: the per-client lock-free outbound queue and the batches it carries;
+//! - [`socket`]: a connection's socket as its reader and the writers share it (writers
+//!   never block on it);
 //! - [`writer`]: the fixed pool of writer threads that drain queues into sockets;
 //! - [`server`]: shared state, the acceptor, start-up and shutdown;
 //! - [`route`]: clustering: the route protocol between servers (nats-server 2.9's), remote
@@ -24,7 +26,8 @@
 //!   configuration reload, the pid and ports files;
 //! - [`listen`]: listening sockets (dual-stack as Go's) and the addresses they are
 //!   reached at; [`limits`]: the system limits on clients (descriptors, threads).
-// No unsafe code, except the Win32 calls of `signals::windows` (which allows it, for itself).
+// No unsafe code, except the Win32 calls of `signals::windows` and `socket::windows` (each
+// allows it, for itself).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -43,6 +46,7 @@ pub mod route;
 pub mod runfiles;
 pub mod server;
 pub mod signals;
+pub mod socket;
 pub mod subjects;
 pub mod writer;
 

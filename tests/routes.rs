@@ -916,3 +916,54 @@ fn accounts_stay_apart_across_the_cluster() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Routed traffic is in `/varz`'s totals at once, as in nats-server's (it used to reach
+/// them only when the route's connection was gone): on B, every message that came over
+/// the route is counted in (`in_msgs`) and, delivered to B's subscriber, out; A counts the
+/// same messages out to the route. Polled (bounded) while the route is up.
+#[test]
+fn routed_traffic_is_in_varz_at_once() {
+    let base = [
+        "--cluster",
+        "nats://127.0.0.1:-1",
+        "--cluster_name",
+        "t",
+        "-m",
+        "-1",
+    ];
+    let a = ServerProcess::beaver(&base);
+    let a_route = format!("nats://127.0.0.1:{}", route_port_of(&a));
+    let mut b_args = base.to_vec();
+    b_args.extend(["--routes", a_route.as_str()]);
+    let b = ServerProcess::beaver(&b_args);
+    let mut sub = b.raw();
+    sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB x 1\r\n");
+    let mut publisher = a.raw();
+    publisher.exchange(b"CONNECT {\"verbose\":false}\r\n");
+    // Until the interest has crossed: a probe published on A reaches B's subscriber.
+    let deadline = Instant::now() + LIMIT;
+    while !sub
+        .exchange(b"")
+        .iter()
+        .any(|f| matches!(f, common::Frame::Msg(..)))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "interest never crossed the route"
+        );
+        publisher.exchange(b"PUB x 5\r\nprobe\r\n");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for _ in 0..10 {
+        publisher.send(b"PUB x 5\r\nhello\r\n");
+    }
+    publisher.sync();
+    let (a_mon, b_mon) = (a.monitor_port(), b.monitor_port());
+    let b_varz = common::poll_json(b_mon, "/varz", "routed messages counted in", |v| {
+        v["out_msgs"].as_u64() >= Some(11) && v["in_msgs"] == v["out_msgs"]
+    });
+    let routed = b_varz["in_msgs"].as_u64().unwrap();
+    common::poll_json(a_mon, "/varz", "routed messages counted out", |v| {
+        v["out_msgs"].as_u64() == Some(routed)
+    });
+}

@@ -24,11 +24,12 @@ pub use outbox::Outbox;
 pub use subscription::{Claim, Subscription};
 
 use crate::outbound::{Batch, BatchPool, Outbound};
+use crate::socket::Socket;
 use crate::writer::{Ready, WriteState};
 use crossbeam_channel::Sender;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -291,7 +292,7 @@ pub struct Client {
     /// lingers in some thread's match cache does not keep the descriptor open after its
     /// reader has gone. Read-locked by the writer holding the token for each write,
     /// write-locked once, to drop it; readers of the lock never wait for each other.
-    pub(crate) stream: RwLock<Option<Arc<TcpStream>>>,
+    pub(crate) socket: RwLock<Option<Arc<Socket>>>,
     /// Bytes waiting to be written.
     pub(crate) outbound: Outbound,
     /// Writer-owned state (partly written batches, stall timers). Locked only by the writer
@@ -340,14 +341,14 @@ pub struct Client {
 const OPEN: u8 = 0;
 
 impl Client {
-    /// Creates the shared state for an accepted connection. `stream` is the socket the
-    /// reader also holds.
+    /// Creates the shared state for an accepted connection. `socket` is the one the reader
+    /// also holds.
     // One caller (the acceptor's `spawn`); a parameter struct would only rename the list.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         cid: u64,
         addr: SocketAddr,
-        stream: Arc<TcpStream>,
+        socket: Arc<Socket>,
         doorbell: Sender<Ready>,
         max_pending: usize,
         departed: Arc<ClientStats>,
@@ -363,7 +364,7 @@ impl Client {
             rtt: AtomicU64::new(0),
             departed,
             settled: Mutex::new(None),
-            stream: RwLock::new(Some(stream)),
+            socket: RwLock::new(Some(socket)),
             outbound: Outbound::new(),
             write: Mutex::new(WriteState::default()),
             doorbell,
@@ -639,15 +640,14 @@ impl Client {
     /// Shuts the socket down (idempotent). The reader's blocking read then returns.
     pub(crate) fn shut_socket(&self) {
         if !self.shut.swap(true, Ordering::AcqRel) {
-            if let Some(stream) = self.stream.read().as_ref() {
-                // Errors mean the socket is already gone, which is what we want.
-                let _ = stream.shutdown(Shutdown::Both);
+            if let Some(socket) = self.socket.read().as_ref() {
+                socket.shutdown();
             }
             self.outbound.wake_stalled();
             // Let go of the socket (the descriptor closes when the reader lets go too, as it
             // exits). Waits for a writer that is in the middle of a write to this socket,
             // which the shutdown above has just made fail.
-            self.stream.write().take();
+            self.socket.write().take();
         }
     }
 

@@ -34,9 +34,10 @@ use crate::protocol::{
     self, err, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
 };
 use crate::server::Shared;
+use crate::socket::Socket;
 use crate::subjects::{is_valid_literal_subject, MatchCache, SublistError};
 use bytes::{Bytes, BytesMut};
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -91,14 +92,8 @@ impl From<ParseError> for Closing {
 /// Accepts a connection: registers it and starts its reader thread. On failure the
 /// connection is closed and the error returned.
 pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -> io::Result<()> {
-    // Go's net package turns Nagle off for every TCP connection; nats clients expect it.
-    stream.set_nodelay(true)?;
-    // One descriptor per connection: the reader reads and the writers write through the
-    // same `Arc<TcpStream>` (`Read`/`Write` are implemented for `&TcpStream`; the kernel
-    // keeps the two directions apart). The write timeout is the writers' (`WRITE_SLICE`),
-    // the read timeout the reader's ping/auth timer: separate socket options.
-    stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
-    let stream = Arc::new(stream);
+    // One descriptor per connection, shared by the reader and the writers (see `Socket`).
+    let socket = Arc::new(Socket::new(stream)?);
     let tls = match &shared.tls {
         Some(config) => {
             let mut session = rustls::ServerConnection::new(config.clone())
@@ -114,7 +109,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
     let client = Arc::new(Client::new(
         cid,
         addr,
-        stream.clone(),
+        socket.clone(),
         shared.doorbell.clone(),
         shared.config().max_pending,
         shared.departed.clone(),
@@ -122,7 +117,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         shared.accounts.global().clone(),
     ));
     shared.clients.insert(cid, client.clone());
-    let conn = match Connection::new(shared.clone(), client.clone(), stream) {
+    let conn = match Connection::new(shared.clone(), client.clone(), socket) {
         Ok(conn) => conn,
         Err(e) => {
             shared.clients.remove(&cid);
@@ -146,8 +141,8 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
 struct Connection {
     shared: Arc<Shared>,
     client: Arc<Client>,
-    /// The socket, shared with the writers (through `Client::stream`).
-    stream: Arc<TcpStream>,
+    /// The socket, shared with the writers (through `Client::socket`).
+    socket: Arc<Socket>,
     parser: Parser,
     buf: BytesMut,
     /// Scratch space for an operation cut off by the end of a read (see `process`).
@@ -230,13 +225,13 @@ impl Limits {
 }
 
 impl Connection {
-    fn new(shared: Arc<Shared>, client: Arc<Client>, stream: Arc<TcpStream>) -> io::Result<Self> {
+    fn new(shared: Arc<Shared>, client: Arc<Client>, socket: Arc<Socket>) -> io::Result<Self> {
         // The generation first: a reload after this is seen by the first `refresh_config`.
         let config_generation = shared.config_generation();
         let config = shared.config();
         // Until `CONNECT` the ping timer runs at the full interval, as nats-server's (it
         // shortens the first one only at `CONNECT`: see `schedule_first_ping`).
-        stream.set_read_timeout(Some(config.ping_interval.max(MIN_TIMEOUT)))?;
+        socket.set_read_timeout(config.ping_interval)?;
         Ok(Connection {
             parser: Parser::new(config.max_control_line, config.max_payload),
             buf: BytesMut::new(),
@@ -270,7 +265,7 @@ impl Connection {
             tls_in: Vec::new(),
             config_generation,
             limits: Limits::of(&config),
-            stream,
+            socket,
             client,
             shared,
         })
@@ -294,7 +289,10 @@ impl Connection {
     fn greet(&mut self) -> Result<(), Closing> {
         let info = self.shared.info_line(&self.client);
         if self.client.is_tls() {
-            if let Err(e) = write_direct(&self.stream, &info, self.handshake_deadline()) {
+            if let Err(e) = self
+                .socket
+                .write_all_until(&info, self.handshake_deadline())
+            {
                 log::debug!("{} - Write error: {e}", self.client.log_prefix());
                 return Err(Closing::new(CloseReason::WriteError, None));
             }
@@ -304,11 +302,9 @@ impl Connection {
                         "{} - maximum connections exceeded",
                         self.client.log_prefix()
                     );
-                    let _ = write_direct(
-                        &self.stream,
-                        err::MAX_CONNECTIONS,
-                        self.handshake_deadline(),
-                    );
+                    let _ = self
+                        .socket
+                        .write_all_until(err::MAX_CONNECTIONS, self.handshake_deadline());
                     return Err(Closing::new(CloseReason::MaxConnectionsExceeded, None));
                 }
             }
@@ -394,8 +390,8 @@ impl Connection {
         }
         let wake = self.auth_deadline.min(self.next_ping_check);
         let _ = self
-            .stream
-            .set_read_timeout(Some(wake.saturating_duration_since(now).max(MIN_TIMEOUT)));
+            .socket
+            .set_read_timeout(wake.saturating_duration_since(now).max(MIN_TIMEOUT));
         Ok(())
     }
 
@@ -432,7 +428,7 @@ impl Connection {
                 .next_ping_check
                 .saturating_duration_since(Instant::now())
                 .max(MIN_TIMEOUT);
-            let _ = self.stream.set_read_timeout(Some(wait));
+            let _ = self.socket.set_read_timeout(wait);
         }
         Ok(())
     }
@@ -497,7 +493,7 @@ impl Connection {
                 session.is_handshaking()
             };
             if !out.is_empty() {
-                if let Err(e) = write_direct(&self.stream, &out, deadline) {
+                if let Err(e) = self.socket.write_all_until(&out, deadline) {
                     return Err(failed(&e));
                 }
                 out.clear();
@@ -514,8 +510,8 @@ impl Connection {
                 log::error!("{prefix} - TLS handshake timeout");
                 return Err(Closing::new(CloseReason::TlsHandshakeError, None));
             }
-            let _ = self.stream.set_read_timeout(Some(deadline - now));
-            let n = match (&*self.stream).read(&mut buf) {
+            let _ = self.socket.set_read_timeout(deadline - now);
+            let n = match self.socket.read(&mut buf) {
                 Ok(0) => return Err(failed(&"EOF")),
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -560,7 +556,7 @@ impl Connection {
                 result
             };
             if let Err(e) = result {
-                let _ = write_direct(&self.stream, &out, deadline);
+                let _ = self.socket.write_all_until(&out, deadline);
                 return Err(failed(&e));
             }
         }
@@ -579,7 +575,7 @@ impl Connection {
             .next_ping_check
             .saturating_duration_since(Instant::now())
             .max(MIN_TIMEOUT);
-        let _ = self.stream.set_read_timeout(Some(wait));
+        let _ = self.socket.set_read_timeout(wait);
         Ok(())
     }
 
@@ -596,7 +592,7 @@ impl Connection {
         };
         self.buf.reserve(want);
         self.buf.resize(len + want, 0);
-        let result = (&*self.stream).read(&mut self.buf[len..]);
+        let result = self.socket.read(&mut self.buf[len..]);
         let n = *result.as_ref().unwrap_or(&0);
         self.buf.truncate(len + n);
         if n == want {
@@ -674,7 +670,7 @@ impl Connection {
                 return Ok(0);
             }
             // Nothing decrypted yet: read more ciphertext (blocking, socket timeout applies).
-            fresh = (&*self.stream).read(&mut self.tls_in)?;
+            fresh = self.socket.read(&mut self.tls_in)?;
             if fresh == 0 {
                 return Ok(0);
             }
@@ -1165,7 +1161,7 @@ impl Connection {
         let delay = first_ping_delay(self.limits.ping_interval);
         self.next_ping_check = Instant::now() + delay;
         self.first_ping_pending = true;
-        let _ = self.stream.set_read_timeout(Some(delay.max(MIN_TIMEOUT)));
+        let _ = self.socket.set_read_timeout(delay.max(MIN_TIMEOUT));
     }
 
     fn check_ping(&mut self) -> Result<(), Closing> {
@@ -1187,9 +1183,7 @@ impl Connection {
         if self.first_ping_pending {
             // From now on the reader only needs to wake once per interval.
             self.first_ping_pending = false;
-            let _ = self
-                .stream
-                .set_read_timeout(Some(interval.max(MIN_TIMEOUT)));
+            let _ = self.socket.set_read_timeout(interval.max(MIN_TIMEOUT));
         }
         let recent = |t: Instant| now.duration_since(t) < interval;
         let need_rtt = self
@@ -1233,9 +1227,7 @@ impl Connection {
         if self.limits.ping_interval != old_interval && !self.first_ping_pending {
             let now = Instant::now();
             self.next_ping_check = now.checked_add(self.limits.ping_interval).unwrap_or(now);
-            let _ = self
-                .stream
-                .set_read_timeout(Some(self.limits.ping_interval));
+            let _ = self.socket.set_read_timeout(self.limits.ping_interval);
         }
     }
 
@@ -1308,24 +1300,6 @@ impl Connection {
             ClientOp::Err(e) => log::trace!("{p} - <<- [-ERR {}]", s(e)),
         }
     }
-}
-
-/// Writes all of `bytes` from the reader thread (TLS: INFO and the handshake, before any
-/// writer is involved). The socket's write timeout is the writers' short slice, so a full
-/// socket is retried until `deadline` rather than failing at once.
-fn write_direct(stream: &TcpStream, mut bytes: &[u8], deadline: Instant) -> io::Result<()> {
-    while !bytes.is_empty() {
-        match (&*stream).write(bytes) {
-            Ok(0) => return Err(ErrorKind::WriteZero.into()),
-            Ok(n) => bytes = &bytes[n..],
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e)
-                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
-                    && Instant::now() < deadline => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// When the first ping check comes: `min(ping_interval, 2 s)` plus up to 20% of it, as

@@ -208,7 +208,11 @@ impl Stall {
                 }
                 let mark = written_total.load(Ordering::Relaxed);
                 let window_end = (now + window).min(deadline);
+                // `give_up` is checked here too: `mark_stuck` and a close notify the waiters
+                // *because* they should stop waiting; going back to sleep until the window's
+                // end would cost a publisher one window per stuck subscriber.
                 while pending.load(Ordering::SeqCst) > threshold
+                    && !give_up()
                     && !self.cv.wait_until(&mut guard, window_end).timed_out()
                 {}
                 if pending.load(Ordering::SeqCst) > threshold
@@ -344,6 +348,43 @@ mod tests {
         q.stall(&policy(), deadline, || false);
         drainer.join().unwrap();
         assert!(q.pending() <= 100, "woken once drained, not timed out");
+    }
+
+    /// A stalled producer stops waiting as soon as it is told to give up (the client closed,
+    /// or was marked stuck) and notified, not at the end of its progress window.
+    #[test]
+    fn stall_ends_when_notified_to_give_up() {
+        let q = Arc::new(Outbound::new());
+        let mut b = Batch::new();
+        b.push(&[0u8; 1000]);
+        q.push(b);
+        let closing = Arc::new(AtomicBool::new(false));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let (q, closing) = (q.clone(), closing.clone());
+            std::thread::spawn(move || {
+                // A window and a deadline far longer than the test may take.
+                let p = StallPolicy {
+                    progress_window: Duration::from_secs(3600),
+                    ..policy()
+                };
+                let deadline = Instant::now() + Duration::from_secs(3600);
+                q.stall(&p, deadline, || closing.load(Ordering::SeqCst));
+                let _ = done_tx.send(());
+            })
+        };
+        // Let the producer go to sleep on the condition variable (it counts itself first).
+        while q.stall.waiters.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        // What `Client::close` does: decide, then wake the stalled producers.
+        closing.store(true, Ordering::SeqCst);
+        q.wake_stalled();
+        done_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the stalled producer stopped waiting once notified");
+        waiter.join().unwrap();
     }
 
     #[test]

@@ -19,9 +19,10 @@ use crate::client::reader::{deliver_message, DeliveryContext, Message, Origin};
 use crate::client::{Client, CloseReason, Outbox, Subscription};
 use crate::protocol::Publish;
 use crate::server::Shared;
+use crate::socket::Socket;
 use crate::subjects::MatchCache;
 use bytes::BytesMut;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,8 +64,8 @@ struct RouteConn<'a> {
     shared: &'a Arc<Shared>,
     routes: &'a Routes,
     route: Arc<Route>,
-    /// The socket, shared with the writers (through the route's `Client::stream`).
-    stream: Arc<TcpStream>,
+    /// The socket, shared with the writers (through the route's `Client::socket`).
+    socket: Arc<Socket>,
     buf: BytesMut,
     outbox: Outbox,
     /// One match cache per account that routed messages arrive in (a handful at most, so
@@ -98,15 +99,14 @@ pub fn run(
             to_self: false,
         };
     };
-    // One descriptor, shared by the reader and the writers (see `client::reader::spawn`).
+    // One descriptor, shared by the reader and the writers (see `Socket`).
     let setup = (|| {
-        stream.set_nodelay(true)?;
-        stream.set_write_timeout(Some(crate::writer::WRITE_SLICE))?;
-        stream.set_read_timeout(Some(FIRST_PING))?;
-        Ok::<(), std::io::Error>(())
+        let socket = Socket::new(stream)?;
+        socket.set_read_timeout(FIRST_PING)?;
+        Ok::<Socket, std::io::Error>(socket)
     })();
-    let stream = match setup {
-        Ok(()) => Arc::new(stream),
+    let socket = match setup {
+        Ok(s) => Arc::new(s),
         Err(e) => {
             log::debug!("{addr} - route setup failed: {e}");
             return Ended {
@@ -121,7 +121,7 @@ pub fn run(
         Client::new(
             shared.next_cid(),
             addr,
-            stream.clone(),
+            socket.clone(),
             shared.doorbell.clone(),
             config.max_pending,
             shared.departed.clone(),
@@ -150,7 +150,7 @@ pub fn run(
         shared,
         routes,
         route,
-        stream,
+        socket,
         buf: BytesMut::with_capacity(4096),
         outbox: Outbox::new(),
         caches: Vec::new(),
@@ -287,7 +287,7 @@ impl RouteConn<'_> {
             let len = self.buf.len();
             let room = self.buf.capacity() - len;
             self.buf.resize(len + room, 0);
-            let r = (&*self.stream).read(&mut self.buf[len..]);
+            let r = self.socket.read(&mut self.buf[len..]);
             let n = *r.as_ref().unwrap_or(&0);
             self.buf.truncate(len + n);
             match r {
@@ -352,9 +352,7 @@ impl RouteConn<'_> {
             return Err(CloseReason::AuthenticationTimeout);
         }
         if now + Duration::from_millis(5) < self.next_ping {
-            let _ = self
-                .stream
-                .set_read_timeout(Some((self.next_ping - now).max(Duration::from_millis(1))));
+            let _ = self.socket.set_read_timeout(self.next_ping - now);
             return Ok(());
         }
         let interval = self.shared.config().ping_interval;
@@ -370,7 +368,7 @@ impl RouteConn<'_> {
             log::trace!("{} - ->> [PING]", self.prefix());
         }
         self.send(crate::protocol::PING);
-        let _ = self.stream.set_read_timeout(Some(interval));
+        let _ = self.socket.set_read_timeout(interval);
         Ok(())
     }
 
@@ -756,7 +754,7 @@ impl RouteConn<'_> {
             sub.close();
             sub.account.sublist.remove(sub);
         }
-        let was_registered = self.routes.remove(&self.route);
+        let was_registered = self.shared.route_departs(&self.route);
         let reason = self.route.client.close_reason().unwrap_or(reason);
         log::info!("{} - Router connection closed: {reason}", self.prefix());
         if was_registered && !self.routes.config.no_advertise && !self.shared.is_shutting_down() {

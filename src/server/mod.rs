@@ -192,7 +192,28 @@ impl Shared {
             open += 1;
             total.add(c.value().stats.snapshot());
         }
+        // Routes count too (as nats-server's totals do), at once: a route leaves the
+        // table and adds its counters to the departed totals under this same lock
+        // (`route_departs`), so it is never counted twice nor missed.
+        if let Some(routes) = &self.routes {
+            for r in routes.all() {
+                total.add(r.client.stats.snapshot());
+            }
+        }
         (open, total)
+    }
+
+    /// A route connection leaves: it is removed from the route table and its counters join
+    /// the departed totals, both under the closed-ring lock, as a client's departure (see
+    /// [`Shared::depart`]). Returns whether it was the registered route to its server.
+    pub(crate) fn route_departs(&self, route: &Arc<crate::route::Route>) -> bool {
+        let Some(routes) = &self.routes else {
+            return false;
+        };
+        let _departures = self.closed.lock();
+        let was_registered = routes.remove(route);
+        route.client.settle();
+        was_registered
     }
 
     /// A connection leaves: called once by its reader when it finishes, after its

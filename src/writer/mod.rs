@@ -15,15 +15,16 @@
 //! (bounded batches for fairness).
 //!
 //! ## A socket that is full
-//! Every client socket has a short write timeout ([`WRITE_SLICE`]). A write into a full
-//! socket waits at most that long. If it made no progress, the writer does not wait further:
-//! it parks the client in its own retry list with an exponential back-off
-//! ([`RETRY_MIN`]..[`RETRY_MAX`]), keeps the scheduled token (so producers keep queueing
-//! without waking anyone), and moves on to other clients. A client that makes no progress for
-//! `write_deadline` is closed as a slow consumer. So a wedged socket costs its writer at most
-//! one `WRITE_SLICE` per retry, never a stall of everyone else. (Timeouts rather than
-//! non-blocking sockets: the reader thread does blocking reads on the same socket, and a
-//! socket's blocking mode is shared by both directions; see docs/architecture.md.)
+//! A writer never waits for a socket ([`crate::socket::Socket::try_write_vectored`]): one
+//! client that stops reading must not delay the others this writer serves. When a write
+//! finds the socket full, the writer parks the client in its own retry list and moves on to
+//! other clients; the client keeps its scheduled token meanwhile (so producers keep
+//! queueing without waking anyone). A write that took part of what it was given means the
+//! client reads, only slower than we write: it is retried after [`RETRY_MIN`]. A write that
+//! took nothing marks the client *stuck* (producers stop waiting for it) and backs off
+//! exponentially, [`RETRY_MIN`] to [`RETRY_MAX`]: a wedged socket costs its writer one
+//! non-blocking system call per retry. A client that makes no progress for `write_deadline`
+//! is closed as a slow consumer.
 
 use crate::client::{Client, CloseReason};
 use crate::outbound::{Batch, BatchPool};
@@ -36,9 +37,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Longest a single write may block on a full socket (the socket's write timeout).
-pub const WRITE_SLICE: Duration = Duration::from_millis(1);
-/// First retry delay after a write made no progress.
+/// First retry delay after a write found the socket full.
 pub const RETRY_MIN: Duration = Duration::from_millis(1);
 /// Longest retry delay.
 pub const RETRY_MAX: Duration = Duration::from_millis(64);
@@ -48,8 +47,6 @@ pub const MAX_IOV: usize = 1024;
 pub const WRITE_TARGET: usize = 256 * 1024;
 /// Bytes written for one client before it yields to others.
 pub const FAIR_SHARE: usize = 1024 * 1024;
-/// A write at least this large means the client drains fast (see the module docs).
-pub const FAST_WRITE: usize = 64 * 1024;
 /// Stack size of writer threads: writes need little stack.
 pub const WRITER_STACK: usize = 256 * 1024;
 
@@ -65,9 +62,6 @@ pub struct WriteState {
     inflight_bytes: usize,
     /// When writes to this client last stopped making progress.
     blocked_since: Option<Instant>,
-    /// The client has been slow: write to it with non-blocking probes from the retry list
-    /// rather than blocking writes.
-    probing: bool,
     /// Next retry delay.
     retry_delay: Duration,
     /// TLS clients: ciphertext produced from written batches and not yet on the socket.
@@ -112,24 +106,6 @@ fn recycle<'a, 'b>(mut v: Vec<IoSlice<'a>>) -> Vec<IoSlice<'b>> {
     v.into_iter()
         .map(|_| -> IoSlice<'b> { unreachable!("empty") })
         .collect()
-}
-
-/// A write that never blocks: `sendmsg` with `MSG_DONTWAIT`, which makes this one call
-/// non-blocking without changing the socket's mode (the reader's blocking reads share it).
-#[cfg(unix)]
-fn try_write(stream: &std::net::TcpStream, iov: &[IoSlice<'_>]) -> std::io::Result<usize> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    const FLAGS: libc::c_int = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    const FLAGS: libc::c_int = libc::MSG_DONTWAIT;
-    socket2::SockRef::from(stream).send_vectored_with_flags(iov, FLAGS)
-}
-
-/// Windows has no per-call non-blocking flag: the probe is an ordinary write, bounded by the
-/// socket's write timeout.
-#[cfg(not(unix))]
-fn try_write(stream: &std::net::TcpStream, iov: &[IoSlice<'_>]) -> std::io::Result<usize> {
-    (&*stream).write_vectored(iov)
 }
 
 /// What the ready queue carries.
@@ -285,14 +261,11 @@ impl Writer {
                 client.shut_socket();
                 continue;
             }
-            // Write: a blocking write, bounded by the socket's write timeout, to a client that
-            // drains fast (the kernel wakes us as soon as there is room); a non-blocking probe
-            // to one that has been slow (see the module docs).
-            let probing = st.probing;
-            let started = Instant::now();
+            // Write what the socket takes now, never waiting for it (see `Socket`): this
+            // writer serves other clients, which must not wait for one that reads slowly.
             let (result, attempted) = {
-                let guard = client.stream.read();
-                let Some(stream) = guard.as_ref() else {
+                let guard = client.socket.read();
+                let Some(socket) = guard.as_ref() else {
                     continue; // shut meanwhile: the next turn discards
                 };
                 // The iovec list borrows the batches, so it cannot outlive this block; its
@@ -306,11 +279,7 @@ impl Writer {
                     skip = 0;
                 }
                 let attempted: usize = iov.iter().map(|s| s.len()).sum();
-                let result = if probing {
-                    try_write(stream, &iov)
-                } else {
-                    (&**stream).write_vectored(&iov)
-                };
+                let result = socket.try_write_vectored(&iov);
                 self.iov = recycle(iov);
                 (result, attempted)
             };
@@ -322,20 +291,9 @@ impl Writer {
                     self.advance(&client, &mut st, written);
                     st.blocked_since = None;
                     st.retry_delay = RETRY_MIN;
-                    let full = written < attempted;
-                    if probing {
-                        // The socket took everything, or a lot: the client drains again.
-                        if !full || written >= FAST_WRITE {
-                            st.probing = false;
-                        } else {
-                            drop(st);
-                            self.park(client, RETRY_MIN);
-                            return;
-                        }
-                    } else if full && written < FAST_WRITE && started.elapsed() >= WRITE_SLICE {
-                        // It made us wait a whole slice and took little: a slow reader.
-                        // Stop blocking on it; probe it from the retry list instead.
-                        st.probing = true;
+                    if written < attempted {
+                        // The socket is full but took something: the client reads, just
+                        // not as fast as we write. Come back soon; serve others meanwhile.
                         drop(st);
                         self.park(client, RETRY_MIN);
                         return;
@@ -349,11 +307,10 @@ impl Writer {
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     if self.past_write_deadline(&client, &mut st, client.pending_bytes()) {
                         continue;
                     }
-                    st.probing = true;
                     let delay = blocked(&client, &mut st);
                     drop(st);
                     self.park(client, delay);
@@ -393,9 +350,8 @@ impl Writer {
     /// The TLS variant of [`Writer::flush`]: gather batches, encrypt them under the
     /// session's lock into `tls_out`, then write the ciphertext outside the lock. Batches
     /// are wholly handed to rustls at once (its buffer is unlimited; a gather is at most
-    /// [`WRITE_TARGET`]), so what waits for the socket is ciphertext only. Blocked writes are
-    /// handled as for plain text (retry list, `write_deadline`), without the probing
-    /// refinement.
+    /// [`WRITE_TARGET`]), so what waits for the socket is ciphertext only. A full socket is
+    /// handled as for plain text (retry list, `write_deadline`).
     fn flush_tls(&mut self, client: Arc<Client>) {
         let Some(tls) = client.tls.as_ref() else {
             return;
@@ -416,11 +372,11 @@ impl Writer {
             // Ciphertext waiting: write it first, outside the session lock.
             if st.tls_off < st.tls_out.len() {
                 let result = {
-                    let guard = client.stream.read();
-                    let Some(stream) = guard.as_ref() else {
+                    let guard = client.socket.read();
+                    let Some(socket) = guard.as_ref() else {
                         continue; // shut meanwhile: the next turn discards
                     };
-                    (&**stream).write(&st.tls_out[st.tls_off..])
+                    socket.try_write_vectored(&[IoSlice::new(&st.tls_out[st.tls_off..])])
                 };
                 match result {
                     Ok(0) => {
@@ -428,12 +384,16 @@ impl Writer {
                     }
                     Ok(n) => {
                         st.tls_off += n;
-                        if st.tls_off == st.tls_out.len() {
-                            st.tls_out.clear();
-                            st.tls_off = 0;
-                        }
                         st.blocked_since = None;
                         st.retry_delay = RETRY_MIN;
+                        if st.tls_off < st.tls_out.len() {
+                            // Full, but it took something: back soon (as for plain text).
+                            drop(st);
+                            self.park(client, RETRY_MIN);
+                            return;
+                        }
+                        st.tls_out.clear();
+                        st.tls_off = 0;
                         budget = budget.saturating_sub(n);
                         if budget == 0
                             && self.requeue.try_send(Ready::Client(client.clone())).is_ok()
@@ -442,7 +402,7 @@ impl Writer {
                         }
                     }
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
                         let pending = client.pending_bytes() + st.tls_out.len() - st.tls_off;
                         if self.past_write_deadline(&client, &mut st, pending) {
                             continue;
