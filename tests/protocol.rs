@@ -1400,3 +1400,56 @@ fn wrong_payload_terminator_is_reported_without_waiting() {
     let got = c.until_closed();
     assert_eq!(text(&wire(&got)), "-ERR 'Unknown Protocol Operation'\r\n");
 }
+
+/// `max_connections` admits exactly that many clients when many connect at once: clients
+/// still in their handshake, or being refused, never make another one be refused (both
+/// were counted when the registry's size was the test). Same on nats-server.
+#[test]
+fn simultaneous_connections_are_admitted_up_to_the_limit_exactly() {
+    const LIMIT: usize = 20;
+    const CLIENTS: usize = 60;
+    let conf = std::env::temp_dir().join(format!("beaver-maxconn-{}.conf", std::process::id()));
+    std::fs::write(&conf, format!("max_connections: {LIMIT}\n")).unwrap();
+    let conf = conf.to_str().unwrap().to_owned();
+    // Rounds on fresh servers: the race this guards against does not show every time.
+    let mut servers = Vec::new();
+    for _ in 0..4 {
+        servers.push(ServerProcess::beaver(&["-c", &conf]));
+        servers.extend(ServerProcess::nats_server(&["-c", &conf]));
+    }
+    for server in &servers {
+        let port = server.port;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(CLIENTS));
+        let threads: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let barrier = barrier.clone();
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                    s.set_read_timeout(Some(common::WAIT)).unwrap();
+                    let _ = std::io::Write::write_all(
+                        &mut s,
+                        b"CONNECT {\"verbose\":false}\r\nPING\r\n",
+                    );
+                    let mut got = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    // Until PONG (admitted) or the end of the connection (refused).
+                    loop {
+                        match std::io::Read::read(&mut s, &mut buf) {
+                            Ok(0) | Err(_) => return (false, s),
+                            Ok(n) => got.extend_from_slice(&buf[..n]),
+                        }
+                        if got.windows(6).any(|w| w == b"PONG\r\n") {
+                            return (true, s);
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Admitted connections are kept open until every client has its answer.
+        let results: Vec<(bool, TcpStream)> =
+            threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let admitted = results.iter().filter(|(ok, _)| *ok).count();
+        assert_eq!(admitted, LIMIT, "{}: admitted", server.name);
+    }
+}

@@ -33,7 +33,7 @@ use crate::outbound::SHARE_MIN;
 use crate::protocol::{
     self, err, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
 };
-use crate::server::Shared;
+use crate::server::{Admission, Shared};
 use crate::socket::Socket;
 use crate::subjects::{is_valid_literal_subject, MatchCache, SublistError};
 use bytes::{Bytes, BytesMut};
@@ -117,7 +117,10 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         shared.accounts.global().clone(),
     ));
     shared.clients.insert(cid, client.clone());
-    let conn = match Connection::new(shared.clone(), client.clone(), socket) {
+    // Admitted (or not) before anything else, atomically: clients still in their handshake
+    // are counted, but never refused on each other's account.
+    let admission = shared.admit();
+    let conn = match Connection::new(shared.clone(), client.clone(), socket, admission) {
         Ok(conn) => conn,
         Err(e) => {
             shared.clients.remove(&cid);
@@ -143,6 +146,9 @@ struct Connection {
     client: Arc<Client>,
     /// The socket, shared with the writers (through `Client::socket`).
     socket: Arc<Socket>,
+    /// This connection's place under `max_connections`, held until the reader exits;
+    /// `None`: refused (it gets INFO, then `-ERR 'maximum connections exceeded'`).
+    admission: Option<Admission>,
     parser: Parser,
     buf: BytesMut,
     /// Scratch space for an operation cut off by the end of a read (see `process`).
@@ -225,7 +231,12 @@ impl Limits {
 }
 
 impl Connection {
-    fn new(shared: Arc<Shared>, client: Arc<Client>, socket: Arc<Socket>) -> io::Result<Self> {
+    fn new(
+        shared: Arc<Shared>,
+        client: Arc<Client>,
+        socket: Arc<Socket>,
+        admission: Option<Admission>,
+    ) -> io::Result<Self> {
         // The generation first: a reload after this is seen by the first `refresh_config`.
         let config_generation = shared.config_generation();
         let config = shared.config();
@@ -266,6 +277,7 @@ impl Connection {
             config_generation,
             limits: Limits::of(&config),
             socket,
+            admission,
             client,
             shared,
         })
@@ -296,35 +308,30 @@ impl Connection {
                 log::debug!("{} - Write error: {e}", self.client.log_prefix());
                 return Err(Closing::new(CloseReason::WriteError, None));
             }
-            if let Some(limit) = self.shared.config().connection_limit() {
-                if self.shared.clients.len() > limit {
-                    log::error!(
-                        "{} - maximum connections exceeded",
-                        self.client.log_prefix()
-                    );
-                    let _ = self
-                        .socket
-                        .write_all_until(err::MAX_CONNECTIONS, self.handshake_deadline());
-                    return Err(Closing::new(CloseReason::MaxConnectionsExceeded, None));
-                }
+            if self.admission.is_none() {
+                log::error!(
+                    "{} - maximum connections exceeded",
+                    self.client.log_prefix()
+                );
+                let _ = self
+                    .socket
+                    .write_all_until(err::MAX_CONNECTIONS, self.handshake_deadline());
+                return Err(Closing::new(CloseReason::MaxConnectionsExceeded, None));
             }
             self.tls_handshake()?;
             self.auth_deadline = Instant::now() + self.shared.auth.timeout();
             return Ok(());
         }
         self.send(&info);
-        if let Some(limit) = self.shared.config().connection_limit() {
-            // The registry already counts this client.
-            if self.shared.clients.len() > limit {
-                log::error!(
-                    "{} - maximum connections exceeded",
-                    self.client.log_prefix()
-                );
-                return Err(Closing::new(
-                    CloseReason::MaxConnectionsExceeded,
-                    Some(err::MAX_CONNECTIONS),
-                ));
-            }
+        if self.admission.is_none() {
+            log::error!(
+                "{} - maximum connections exceeded",
+                self.client.log_prefix()
+            );
+            return Err(Closing::new(
+                CloseReason::MaxConnectionsExceeded,
+                Some(err::MAX_CONNECTIONS),
+            ));
         }
         self.flush();
         Ok(())

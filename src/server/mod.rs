@@ -37,7 +37,7 @@ use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -78,6 +78,10 @@ pub struct Shared {
     pub accounts: Accounts,
     /// Connected clients by cid.
     pub clients: DashMap<u64, Arc<Client>>,
+    /// Client connections admitted under `max_connections` whose reader has not exited yet
+    /// (see [`Shared::admit`]). Unlike the registry's size, it never counts a connection
+    /// that is being refused.
+    admitted: AtomicUsize,
     /// Recycled outbound batches.
     pub pool: Arc<BatchPool>,
     /// The writer pool's ready queue (cloned into every client).
@@ -135,6 +139,24 @@ impl Shared {
         *self.config.write() = Arc::new(config);
         // Release: a reader that sees the new generation sees the new configuration.
         self.config_generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Admits a new client connection if `max_connections` allows it (as nats-server checks
+    /// and adds a client in one step, under its lock): a compare-and-swap loop on the count
+    /// of admitted connections, so two connections arriving together at `limit - 1` cannot
+    /// both be refused (nor both admitted). `None`: refused. The place is given back when
+    /// the returned [`Admission`] is dropped (the reader exits).
+    pub(crate) fn admit(self: &Arc<Self>) -> Option<Admission> {
+        let limit = self.config().connection_limit();
+        // AcqRel/Acquire: the count is all there is to it; no other data is published.
+        self.admitted
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                limit.is_none_or(|l| n < l).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Admission {
+                shared: self.clone(),
+            })
     }
 
     /// Whether the acceptor must stop: shutdown or lame-duck mode has started.
@@ -287,6 +309,18 @@ impl Shared {
     }
 }
 
+/// A client connection's place under `max_connections` ([`Shared::admit`]): given back
+/// when dropped.
+pub(crate) struct Admission {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        self.shared.admitted.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// A running server.
 pub struct Server {
     shared: Arc<Shared>,
@@ -409,6 +443,7 @@ impl Server {
             server_id,
             accounts,
             clients: DashMap::new(),
+            admitted: AtomicUsize::new(0),
             pool,
             doorbell: ready_tx,
             stall,
