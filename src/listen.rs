@@ -12,9 +12,94 @@
 //!   ports file); [`advertised_host_ports`]: the ones other machines can use (`connect_urls`,
 //!   nats-server's global unicast addresses).
 //! - [`join_host_port`]: Go's `net.JoinHostPort`.
+//! - [`AcceptLoop`]: a thread blocked in `accept()`, and how to stop it on any system.
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long [`AcceptLoop::stop`] waits for the thread before leaving it behind.
+const STOP_WAIT: Duration = Duration::from_secs(2);
+
+/// A thread that blocks in `accept()` on a listening socket, and what stops it.
+///
+/// Nothing in `std` interrupts a blocked `accept()`. [`AcceptLoop::stop`] tries what works
+/// where: on Linux, `shutdown()` of the listening socket (the blocked `accept` fails at
+/// once, and the port stops taking connections); elsewhere, a connection to the socket
+/// itself (the loop then sees its stop condition). If neither reaches it (an address this
+/// host cannot connect to, a firewall), the caller is not held hostage: the thread is left
+/// behind after [`STOP_WAIT`], with a warning, and ends with the process.
+pub struct AcceptLoop {
+    name: &'static str,
+    listener: Arc<TcpListener>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl AcceptLoop {
+    /// Starts a thread named `name` that runs `run` on `listener` (a loop that returns once
+    /// its stop condition, checked after each `accept`, is true).
+    pub fn spawn(
+        name: &'static str,
+        stack_size: usize,
+        listener: TcpListener,
+        run: impl FnOnce(&TcpListener) + Send + 'static,
+    ) -> io::Result<AcceptLoop> {
+        let listener = Arc::new(listener);
+        let theirs = listener.clone();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .stack_size(stack_size)
+            .spawn(move || run(&theirs))?;
+        Ok(AcceptLoop {
+            name,
+            listener,
+            thread: Some(thread),
+        })
+    }
+
+    /// Wakes the thread and waits for it (at most [`STOP_WAIT`]). The caller has made the
+    /// loop's stop condition true first. Idempotent.
+    pub fn stop(&mut self) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let _ = socket2::SockRef::from(&*self.listener).shutdown(std::net::Shutdown::Read);
+        if let Ok(addr) = self.listener.local_addr() {
+            let _ = TcpStream::connect_timeout(&wake_addr(addr), Duration::from_millis(250));
+        }
+        let deadline = Instant::now() + STOP_WAIT;
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if thread.is_finished() {
+            let _ = thread.join();
+        } else {
+            log::warn!(
+                "The {} thread did not stop within {STOP_WAIT:?}; leaving it behind",
+                self.name
+            );
+        }
+    }
+}
+
+impl Drop for AcceptLoop {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Where to connect to wake an accept loop: the listen address, with "any" replaced by IPv4
+/// loopback (an unspecified IPv6 listener is dual-stack: see [`bind`]).
+fn wake_addr(local: SocketAddr) -> SocketAddr {
+    let mut a = local;
+    if a.ip().is_unspecified() {
+        a.set_ip(Ipv4Addr::LOCALHOST.into());
+    }
+    a
+}
 
 /// Backlog of a listening socket: connections the kernel queues before `accept()`. std's
 /// `TcpListener::bind` uses 128, which makes a reconnect storm wait for SYN retransmits;
@@ -252,6 +337,42 @@ mod tests {
             let ip: IpAddr = ip.parse().unwrap();
             assert_eq!(is_global_unicast(&ip), global, "{ip}");
         }
+    }
+
+    /// `stop` ends an accept loop (on Linux by shutting the socket, elsewhere by connecting
+    /// to it), and gives up waiting, without hanging, on a thread that never returns.
+    #[test]
+    fn accept_loops_stop_and_stuck_threads_are_left_behind() {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let mut l = AcceptLoop::spawn(
+            "test-accept",
+            64 * 1024,
+            bind("127.0.0.1", 0).unwrap(),
+            move |l| loop {
+                let _ = l.accept();
+                if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+            },
+        )
+        .unwrap();
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        l.stop();
+        assert!(l.thread.is_none());
+        // A loop that ignores every wake-up: `stop` returns anyway.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let mut stuck = AcceptLoop::spawn(
+            "test-stuck",
+            64 * 1024,
+            bind("127.0.0.1", 0).unwrap(),
+            move |_| {
+                let _ = rx.recv();
+            },
+        )
+        .unwrap();
+        stuck.stop();
+        drop(tx);
     }
 
     /// The unspecified host listens on IPv4 and, where the system has it, IPv6 too: every

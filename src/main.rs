@@ -71,15 +71,9 @@ fn main() -> ExitCode {
     // As Go programs (nats-server) do at start: the soft open-file limit up to the hard one.
     let open_files = beaver::limits::raise_open_file_limit();
     let max_connections = config.connection_limit().map_or(u64::MAX, |n| n as u64);
-    if let Some((cap, why)) = beaver::limits::client_capacity(max_connections, open_files) {
-        log::warn!(
-            "This system lets beaver hold about {cap} clients, fewer than max_connections \
-             ({}): {why}",
-            config
-                .connection_limit()
-                .map_or_else(|| "unlimited".to_owned(), |n| n.to_string())
-        );
-    }
+    // Part of the start-up banner (at INFO, as the banner's other lines): what caps the
+    // clients below max_connections, when something does.
+    let capacity = beaver::limits::client_capacity(max_connections, open_files);
     let writers = config.writer_threads();
     let (host, port) = (config.host.clone(), config.port);
     let pid_file = config.pid_file.clone();
@@ -98,6 +92,15 @@ fn main() -> ExitCode {
     log::info!("  Name:     {}", shared.server_name);
     log::info!("  ID:       {}", shared.server_id);
     log::info!("  Writers:  {writers}");
+    if let Some((cap, why)) = capacity {
+        log::info!(
+            "  Clients:  at most about {cap}, below max_connections ({}): {why}",
+            shared
+                .config()
+                .connection_limit()
+                .map_or_else(|| "unlimited".to_owned(), |n| n.to_string())
+        );
+    }
     if let Some(path) = &pid_file {
         if let Err(e) = write_pid_file(path) {
             log::error!("Could not write pidfile: {e}");

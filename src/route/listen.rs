@@ -7,10 +7,10 @@
 use super::conn::{self, Dialed};
 use super::protocol::RouteInfo;
 use crate::client::CloseReason;
+use crate::listen::AcceptLoop;
 use crate::server::Shared;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// nats-server's `routeConnectDelay`: between attempts to dial a route.
@@ -24,12 +24,11 @@ pub const ROUTE_DIAL: Duration = Duration::from_secs(1);
 const ROUTE_STACK: usize = 512 * 1024;
 
 /// Starts the route listener thread on `listener` and a dialer per configured route.
-pub fn start(shared: &Arc<Shared>, listener: TcpListener) -> std::io::Result<JoinHandle<()>> {
+pub fn start(shared: &Arc<Shared>, listener: TcpListener) -> std::io::Result<AcceptLoop> {
     let s = shared.clone();
-    let handle = std::thread::Builder::new()
-        .name("beaver-routes".into())
-        .stack_size(ROUTE_STACK)
-        .spawn(move || accept_loop(&s, listener))?;
+    let handle = AcceptLoop::spawn("beaver-routes", ROUTE_STACK, listener, move |l| {
+        accept_loop(&s, l)
+    })?;
     if let Some(routes) = &shared.routes {
         for url in routes.config.routes.clone() {
             let s = shared.clone();
@@ -42,7 +41,7 @@ pub fn start(shared: &Arc<Shared>, listener: TcpListener) -> std::io::Result<Joi
     Ok(handle)
 }
 
-fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
     loop {
         let (stream, addr) = match listener.accept() {
             Ok((stream, addr)) => (stream, crate::listen::canonical(addr)),

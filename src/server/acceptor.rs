@@ -1,21 +1,21 @@
 //! The acceptor thread: `accept()` in a loop, one reader thread per connection.
 
 use super::Shared;
+use crate::listen::AcceptLoop;
 use std::io;
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Starts the acceptor. It exits when the server is shutting down or enters lame-duck mode
-/// (woken by a connection the server makes to itself).
-pub(super) fn spawn(shared: Arc<Shared>, listener: TcpListener) -> io::Result<JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name("beaver-acceptor".into())
-        .spawn(move || run(shared, listener))
+/// (woken by [`AcceptLoop::stop`]).
+pub(super) fn spawn(shared: Arc<Shared>, listener: TcpListener) -> io::Result<AcceptLoop> {
+    AcceptLoop::spawn("beaver-acceptor", 256 * 1024, listener, move |l| {
+        run(shared, l)
+    })
 }
 
-fn run(shared: Arc<Shared>, listener: TcpListener) {
+fn run(shared: Arc<Shared>, listener: &TcpListener) {
     // After an accept error (e.g. out of file descriptors) back off, as nats-server does,
     // from 10 ms doubling up to 1 s, instead of spinning.
     let mut backoff = Duration::from_millis(10);

@@ -28,6 +28,7 @@ use crate::account::Accounts;
 use crate::client::StallPolicy;
 use crate::client::{Client, ClientStats, CloseReason, Subscription, Traffic};
 use crate::config::Config;
+use crate::listen::AcceptLoop;
 use crate::monitor::{ClosedConn, ClosedConnections, Monitor};
 use crate::outbound::BatchPool;
 use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
@@ -36,10 +37,9 @@ use crossbeam_channel::Sender;
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};
 use std::io;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long shutdown waits for queued output to be written before cutting connections.
@@ -324,9 +324,9 @@ impl Drop for Admission {
 /// A running server.
 pub struct Server {
     shared: Arc<Shared>,
-    acceptor: Option<JoinHandle<()>>,
+    acceptor: AcceptLoop,
     /// The route listener thread, when clustering.
-    route_acceptor: Option<JoinHandle<()>>,
+    route_acceptor: Option<AcceptLoop>,
     writers: Option<WriterPool>,
     monitor: Option<Monitor>,
 }
@@ -481,7 +481,7 @@ impl Server {
         };
         let mut server = Server {
             shared,
-            acceptor: Some(acceptor),
+            acceptor,
             route_acceptor,
             writers: Some(writers),
             monitor: None,
@@ -515,15 +515,11 @@ impl Server {
         self.stop();
     }
 
-    /// Stops the acceptor and closes the listening socket (new connections are refused).
+    /// Stops the acceptor (its stop condition, lame duck or shutdown, is already set) and
+    /// closes the listening socket: new connections are refused. Never hangs (see
+    /// [`AcceptLoop::stop`]).
     fn stop_accepting(&mut self) {
-        if let Some(acceptor) = self.acceptor.take() {
-            let _ = TcpStream::connect_timeout(
-                &wake_addr(self.shared.local_addr),
-                Duration::from_secs(1),
-            );
-            let _ = acceptor.join();
-        }
+        self.acceptor.stop();
     }
 
     /// Lame-duck mode (SIGUSR2), as nats-server's `lameDuckMode`: stop accepting clients,
@@ -588,12 +584,8 @@ impl Server {
         // remote interest and leave).
         if let Some(routes) = &self.shared.routes {
             routes.close_all();
-            if let Some(a) = self.route_acceptor.take() {
-                let _ = TcpStream::connect_timeout(
-                    &wake_addr(routes.listen_addr),
-                    Duration::from_secs(1),
-                );
-                let _ = a.join();
+            if let Some(a) = self.route_acceptor.as_mut() {
+                a.stop();
             }
         }
         // (2) Close every client gracefully.
@@ -657,14 +649,4 @@ fn wait_unless(d: Duration, interrupted: &dyn Fn() -> bool) -> bool {
         }
         std::thread::sleep((end - now).min(Duration::from_millis(50)));
     }
-}
-
-/// Where to connect to wake the acceptor: the listen address, with "any" replaced by
-/// IPv4 loopback (an unspecified IPv6 listener is dual-stack: see `listen::bind`).
-fn wake_addr(local: SocketAddr) -> SocketAddr {
-    let mut a = local;
-    if a.ip().is_unspecified() {
-        a.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-    }
-    a
 }

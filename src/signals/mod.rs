@@ -7,16 +7,21 @@
 //! COMMAND=PID` from another console asks for any of them through named events (see the
 //! `windows` module).
 //!
-//! The handlers only set flags (the one thing a signal handler may safely do) and the main
-//! thread polls them. Polling ten times a second costs nothing and cannot fail the way a
-//! blocking wait on a signal pipe can (for instance when a debugger interrupts it).
+//! Each request has a flag; whoever raises it (a thread that receives the signal, the
+//! Ctrl-C handler, the Windows events thread) then rings a doorbell (a one-slot channel) on
+//! which the main thread waits, so a stop request is acted on at once (client harnesses time
+//! how quickly a server goes away). On Unix the signals are received by `signal-hook`'s
+//! iterator (its own async-signal-safe handler and self-pipe) on a thread,
+//! `beaver-signals`. The main thread also looks at the flags once a second whatever
+//! happens, so a lost doorbell could only delay a request, never lose it.
 
+use crossbeam_channel::{Receiver, Sender};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often the main thread looks at the flags.
-const POLL: Duration = Duration::from_millis(100);
+/// How long the main thread waits for the doorbell before looking at the flags anyway.
+const FALLBACK_POLL: Duration = Duration::from_secs(1);
 
 /// What a signal asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,11 +38,31 @@ pub enum Request {
     Reopen,
 }
 
-/// The flags the signal handlers set, one per [`Request`]. Each is a `SeqCst` store in the
-/// handler and a `SeqCst` swap back to false here: a request is taken once, and one that
-/// arrives while another is handled waits for the next poll.
+/// The flags the signal sources raise, one per [`Request`], and the doorbell. Each flag is
+/// a `SeqCst` store by its source and a `SeqCst` swap back to false here: a request is taken
+/// once; the store happens before the ring, so a woken main thread sees it.
 pub struct Signals {
     flags: [(Request, Arc<AtomicBool>); 5],
+    ring: Sender<()>,
+    doorbell: Receiver<()>,
+    /// [`FALLBACK_POLL`] (tests set a longer one, to see the doorbell alone at work).
+    fallback_poll: Duration,
+}
+
+/// Raises one request: sets its flag, then rings the main thread's doorbell. What every
+/// signal source holds.
+#[derive(Clone)]
+pub(crate) struct Raise {
+    flag: Arc<AtomicBool>,
+    ring: Sender<()>,
+}
+
+impl Raise {
+    pub(crate) fn raise(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        // One slot: if it is full the main thread is about to look at the flags anyway.
+        let _ = self.ring.try_send(());
+    }
 }
 
 impl Signals {
@@ -53,6 +78,7 @@ impl Signals {
 
     /// The flags, none set, indexed by `Request` (in declaration order).
     fn new() -> Signals {
+        let (ring, doorbell) = crossbeam_channel::bounded(1);
         Signals {
             flags: [
                 Request::Interrupt,
@@ -62,12 +88,23 @@ impl Signals {
                 Request::Reopen,
             ]
             .map(|r| (r, Arc::new(AtomicBool::new(false)))),
+            ring,
+            doorbell,
+            fallback_poll: FALLBACK_POLL,
         }
     }
 
     fn flag(&self, r: Request) -> &Arc<AtomicBool> {
         // Every request has a flag (the array lists them all).
         &self.flags[r as usize].1
+    }
+
+    /// What a signal source holds to raise `r`.
+    pub(crate) fn raiser(&self, r: Request) -> Raise {
+        Raise {
+            flag: self.flag(r).clone(),
+            ring: self.ring.clone(),
+        }
     }
 
     /// Takes `r` if it was signalled.
@@ -84,31 +121,40 @@ impl Signals {
                     return *r;
                 }
             }
-            std::thread::sleep(POLL);
+            let _ = self.doorbell.recv_timeout(self.fallback_poll);
         }
     }
 
     #[cfg(unix)]
     fn register(&self) -> std::io::Result<()> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
-        for (sig, r) in [
-            (SIGINT, Request::Interrupt),
-            (SIGTERM, Request::Terminate),
-            (SIGUSR2, Request::LameDuck),
-            (SIGHUP, Request::Reload),
-            (SIGUSR1, Request::Reopen),
-        ] {
-            signal_hook::flag::register(sig, self.flag(r).clone())?;
-        }
+        let table = [
+            (SIGINT, self.raiser(Request::Interrupt)),
+            (SIGTERM, self.raiser(Request::Terminate)),
+            (SIGUSR2, self.raiser(Request::LameDuck)),
+            (SIGHUP, self.raiser(Request::Reload)),
+            (SIGUSR1, self.raiser(Request::Reopen)),
+        ];
+        let mut incoming = signal_hook::iterator::Signals::new(table.iter().map(|(s, _)| *s))?;
+        std::thread::Builder::new()
+            .name("beaver-signals".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                for sig in incoming.forever() {
+                    if let Some((_, raise)) = table.iter().find(|(s, _)| *s == sig) {
+                        raise.raise();
+                    }
+                }
+            })?;
         Ok(())
     }
 
     #[cfg(windows)]
     fn register(&self) -> std::io::Result<()> {
-        let stop = self.flag(Request::Interrupt).clone();
-        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
+        let stop = self.raiser(Request::Interrupt);
+        ctrlc::set_handler(move || stop.raise())
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        windows::listen(|r| self.flag(r).clone())
+        windows::listen(|r| self.raiser(r))
     }
 }
 
@@ -249,9 +295,38 @@ mod tests {
         for (i, (r, _)) in s.flags.iter().enumerate() {
             assert_eq!(*r as usize, i, "flags are indexed by Request");
         }
-        s.flag(Request::Reload).store(true, Ordering::SeqCst);
+        s.raiser(Request::Reload).raise();
         assert!(!s.take(Request::Reopen));
         assert_eq!(s.wait(), Request::Reload);
         assert!(!s.take(Request::Reload), "taken once");
+    }
+
+    /// A raised request wakes a waiting main thread through the doorbell (it used to be
+    /// noticed at the next 100 ms poll): with the fallback poll set to an hour, only the
+    /// doorbell can wake it.
+    #[test]
+    fn a_raised_request_wakes_the_waiter() {
+        let s = Arc::new(Signals {
+            fallback_poll: Duration::from_secs(3600),
+            ..Signals::new()
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for _ in 0..10 {
+                    let _ = tx.send(s.wait());
+                }
+            })
+        };
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(20));
+            s.raiser(Request::Terminate).raise();
+            assert_eq!(
+                rx.recv_timeout(Duration::from_secs(30)),
+                Ok(Request::Terminate)
+            );
+        }
+        waiter.join().unwrap();
     }
 }

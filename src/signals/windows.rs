@@ -6,8 +6,8 @@
 //! creates one auto-reset event per request, named `Local\beaver-<pid>-<command>` (`stop`,
 //! `quit`, `term`, `ldm`, `reload`, `reopen`), and a thread, `beaver-signals`, waits on all
 //! of them; `beaver --signal reload=<pid>` opens the event by name and sets it. The thread
-//! then sets the same flag a Unix signal handler would, so everything after that is shared
-//! with Unix.
+//! then raises the request as a Unix signal would, so everything after that is shared with
+//! Unix.
 //!
 //! Events in the `Local\` namespace are visible to the processes of the same login session,
 //! and the default security descriptor lets only the creator's account (and
@@ -16,10 +16,8 @@
 //! This is the one module of beaver with `unsafe` code: calls into the Win32 API
 //! (`windows-sys`). Each call's safety condition is stated where it is made.
 
-use super::Request;
+use super::{Raise, Request};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Threading::{
     CreateEventW, OpenEventW, SetEvent, WaitForMultipleObjects, EVENT_MODIFY_STATE, INFINITE,
@@ -45,8 +43,8 @@ fn event_name(pid: u32, command: &str) -> Vec<u16> {
 }
 
 /// Creates this process's events and starts the thread that waits on them; a signalled
-/// event sets the flag `flag_of` gives for its request.
-pub(super) fn listen(flag_of: impl Fn(Request) -> Arc<AtomicBool>) -> io::Result<()> {
+/// event raises its request with what `raiser` gives.
+pub(super) fn listen(raiser: impl Fn(Request) -> Raise) -> io::Result<()> {
     let pid = std::process::id();
     let mut handles: Vec<HANDLE> = Vec::with_capacity(COMMANDS.len());
     let mut flags = Vec::with_capacity(COMMANDS.len());
@@ -62,7 +60,7 @@ pub(super) fn listen(flag_of: impl Fn(Request) -> Arc<AtomicBool>) -> io::Result
             return Err(e);
         }
         handles.push(h);
-        flags.push(flag_of(request));
+        flags.push(raiser(request));
     }
     // Handles are process-wide: the waiting thread may use them. `Events` carries them
     // there (a raw pointer is not `Send` by default).
@@ -82,7 +80,7 @@ struct Events(Vec<HANDLE>);
 unsafe impl Send for Events {}
 
 impl Events {
-    fn wait_forever(self, flags: &[Arc<AtomicBool>]) {
+    fn wait_forever(self, flags: &[Raise]) {
         let count = u32::try_from(self.0.len()).unwrap_or(u32::MAX);
         loop {
             // SAFETY: `self.0` holds `count` valid event handles (at most 64, Windows'
@@ -90,8 +88,7 @@ impl Events {
             let r = unsafe { WaitForMultipleObjects(count, self.0.as_ptr(), 0, INFINITE) };
             let i = r.wrapping_sub(WAIT_OBJECT_0) as usize;
             match flags.get(i) {
-                // SeqCst, as the Unix handlers store: the main thread swaps it back.
-                Some(flag) => flag.store(true, Ordering::SeqCst),
+                Some(raise) => raise.raise(),
                 None => {
                     log::error!(
                         "Waiting for --signal requests failed: {}; use Ctrl-C to stop",

@@ -196,12 +196,25 @@ impl WriterPool {
     /// Stops the writers (after the caller let them drain what it wanted drained) and waits
     /// for them to exit: one `Stop` per writer, behind whatever is already queued.
     pub fn stop(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
         for _ in 0..self.threads.len() {
             let _ = self.ready.send(Ready::Stop);
         }
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+    }
+}
+
+/// Dropping the pool stops it, so that a server whose start fails after the writers started
+/// does not leave them behind. (Each writer holds a sender of the ready queue, to re-queue
+/// clients, so the channel never disconnects by itself: they would wait forever.)
+impl Drop for WriterPool {
+    fn drop(&mut self) {
+        self.stop_now();
     }
 }
 
@@ -524,6 +537,26 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pool that is dropped (say, by a `Server::start` that fails after starting it)
+    /// stops its threads: their ends of the ready queue are gone afterwards.
+    #[test]
+    fn dropping_the_pool_stops_the_writers() {
+        let (tx, rx) = crossbeam_channel::bounded::<Ready>(16);
+        let pool = WriterPool::start(
+            2,
+            tx.clone(),
+            rx,
+            Arc::new(BatchPool::default()),
+            Arc::new(AtomicU64::new(0)),
+        )
+        .unwrap();
+        drop(pool);
+        assert!(
+            tx.send(Ready::Stop).is_err(),
+            "no writer is left to receive"
+        );
+    }
 
     #[test]
     fn recycle_keeps_the_allocation() {
