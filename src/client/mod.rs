@@ -260,6 +260,17 @@ impl ClientStats {
     }
 }
 
+/// A TLS client's session, `None` once the connection has left (see [`Client::tls`]).
+pub(crate) type TlsSlot = Mutex<Option<rustls::ServerConnection>>;
+
+/// Locks a TLS session that is still there: `None` once the connection has left and
+/// released it (the caller then treats the connection as closed).
+pub(crate) fn lock_session(
+    slot: &TlsSlot,
+) -> Option<parking_lot::MappedMutexGuard<'_, rustls::ServerConnection>> {
+    parking_lot::MutexGuard::try_map(slot.lock(), |s| s.as_mut()).ok()
+}
+
 /// The shared part of a client connection. See the module docs.
 pub struct Client {
     /// Connection id (`cid`, `client_id` in `INFO`), unique per server run.
@@ -305,6 +316,10 @@ pub struct Client {
     close_reason: AtomicU8,
     /// Set once the socket has been shut down; queued output is then discarded.
     shut: AtomicBool,
+    /// The reader has finished with this connection (see [`Client::release`]).
+    reader_done: AtomicBool,
+    /// What a departed connection no longer needs has been freed (see [`Client::release`]).
+    released: AtomicBool,
     /// Whether the client declared `headers` (set by its reader at `CONNECT`, read by
     /// publishers to decide between `HMSG` and a header-stripped `MSG`).
     headers: AtomicBool,
@@ -331,8 +346,10 @@ pub struct Client {
     /// read (`read_tls`, `process_new_packets`, reading plaintext) and by the writer holding
     /// the scheduled token to encrypt a gather of batches into ciphertext. Socket I/O is
     /// never done under it, and no other lock is taken under it (lock order:
-    /// `Client::write` → `Client::tls`; see docs/architecture.md, "TLS").
-    pub(crate) tls: Option<Mutex<rustls::ServerConnection>>,
+    /// `Client::write` → `Client::tls`; see docs/architecture.md, "TLS"). The inner
+    /// `Option` is emptied when the connection has left ([`Client::release`]): the session's
+    /// buffers go then, whoever still holds the `Client`. Lock it with [`lock_session`].
+    pub(crate) tls: Option<TlsSlot>,
     /// This connection is a route to another server, not a client (set before it is
     /// shared; see [`Client::into_route`]).
     route: bool,
@@ -370,6 +387,8 @@ impl Client {
             doorbell,
             close_reason: AtomicU8::new(OPEN),
             shut: AtomicBool::new(false),
+            reader_done: AtomicBool::new(false),
+            released: AtomicBool::new(false),
             headers: AtomicBool::new(false),
             async_info: AtomicBool::new(false),
             subs: Mutex::new(FxHashMap::default()),
@@ -377,7 +396,7 @@ impl Client {
             account: Mutex::new(account),
             stats: ClientStats::default(),
             max_pending,
-            tls: tls.map(Mutex::new),
+            tls: tls.map(|t| Mutex::new(Some(t))),
             route: false,
         }
     }
@@ -545,7 +564,64 @@ impl Client {
     /// Whether the socket has been shut down.
     #[inline]
     pub fn is_shut(&self) -> bool {
-        self.shut.load(Ordering::Acquire)
+        // SeqCst: one half of the store-then-load handshake of `reader_finished` and the
+        // writers' `should_release` (see `Client::release`); Acquire would do elsewhere.
+        self.shut.load(Ordering::SeqCst)
+    }
+
+    /// The reader is done with this connection (it has departed). If the socket is shut
+    /// already, frees what the connection no longer needs, on this (otherwise idle) thread;
+    /// if not, the writer that shuts it will (see [`Client::release`]).
+    pub(crate) fn reader_finished(&self, pool: &BatchPool) {
+        // Store-then-load, SeqCst, against the writer's `shut` store then `reader_done`
+        // load (`should_release`): at least one of the two sees the other and releases.
+        self.reader_done.store(true, Ordering::SeqCst);
+        if self.is_shut() {
+            self.release(pool);
+        }
+    }
+
+    /// Writer side, for a shut socket: whether the reader has finished, so that the writer
+    /// must release the connection itself ([`Client::release_locked`]); otherwise the reader
+    /// will, and the writer leaves the queue alone ([`Outbound::abandon`]).
+    pub(crate) fn should_release(&self) -> bool {
+        self.reader_done.load(Ordering::SeqCst)
+    }
+
+    /// Frees what a connection that has left no longer needs, whoever still holds the
+    /// `Client` (a reader's match cache keeps it until that reader next wakes): the output
+    /// still queued, the writer's buffers, the TLS session. Done once, by the connection's
+    /// own reader when it finishes after the socket was shut (so that cutting many slow
+    /// consumers at once, each with up to `max_pending` queued, costs their idle reader
+    /// threads the freeing, not the writers that serve everyone else), or else by the
+    /// writer that shuts the socket later ([`Client::release_locked`]).
+    pub(crate) fn release(&self, pool: &BatchPool) {
+        if !self.released.swap(true, Ordering::AcqRel) {
+            // Lock order: `Client::write` → `Client::tls`. A writer holds `write` only for
+            // one flush, which never waits for the socket.
+            self.release_with(&mut self.write.lock(), pool);
+        }
+    }
+
+    /// [`Client::release`] by the writer holding the token, which has the write state
+    /// locked already.
+    pub(crate) fn release_locked(&self, st: &mut WriteState, pool: &BatchPool) {
+        if !self.released.swap(true, Ordering::AcqRel) {
+            self.release_with(st, pool);
+        }
+    }
+
+    fn release_with(&self, st: &mut WriteState, pool: &BatchPool) {
+        let mut dropped = st.discard(pool);
+        while let Some(b) = self.outbound.pop() {
+            dropped += b.len();
+            pool.give(b);
+        }
+        self.outbound.written(dropped);
+        *st = WriteState::default();
+        if let Some(tls) = &self.tls {
+            *tls.lock() = None;
+        }
     }
 
     /// The reason the client was closed, once it is.
@@ -639,7 +715,8 @@ impl Client {
 
     /// Shuts the socket down (idempotent). The reader's blocking read then returns.
     pub(crate) fn shut_socket(&self) {
-        if !self.shut.swap(true, Ordering::AcqRel) {
+        // SeqCst: see `is_shut`.
+        if !self.shut.swap(true, Ordering::SeqCst) {
             if let Some(socket) = self.socket.read().as_ref() {
                 socket.shutdown();
             }

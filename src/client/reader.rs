@@ -24,7 +24,7 @@
 //! reader checks whether the client was idle for that long and sends a `PING`, closing the
 //! client as stale after `ping_max` unanswered ones. No timer thread is needed.
 
-use super::{Client, CloseReason, Outbox, Subscription};
+use super::{lock_session, Client, CloseReason, Outbox, Subscription};
 use crate::account::Account;
 use crate::auth::{go_quote, Login, Permissions, PubCache};
 use crate::client::Claim;
@@ -491,7 +491,9 @@ impl Connection {
             // Send what the session has for the client. The session lock is held only to
             // produce the bytes; the socket write happens outside it.
             let handshaking = {
-                let mut session = tls.lock();
+                let Some(mut session) = lock_session(tls) else {
+                    return Err(failed(&"the connection was closed"));
+                };
                 while session.wants_write() {
                     if session.write_tls(&mut out).is_err() {
                         break;
@@ -528,7 +530,9 @@ impl Connection {
                 Err(e) => return Err(failed(&e)),
             };
             let result = {
-                let mut session = tls.lock();
+                let Some(mut session) = lock_session(tls) else {
+                    return Err(failed(&"the connection was closed"));
+                };
                 let mut rd = &buf[..n];
                 let mut result = Ok(());
                 while !rd.is_empty() {
@@ -568,7 +572,9 @@ impl Connection {
             }
         }
         let (version, cipher) = {
-            let session = tls.lock();
+            let Some(session) = lock_session(tls) else {
+                return Err(failed(&"the connection was closed"));
+            };
             (
                 crate::auth::tls::version_name(&session),
                 crate::auth::tls::cipher_name(&session),
@@ -636,7 +642,9 @@ impl Connection {
             let mut closed = false;
             let mut reply = false;
             let result: io::Result<()> = (|| {
-                let mut session = tls.lock();
+                let Some(mut session) = lock_session(tls) else {
+                    return Err(ErrorKind::NotConnected.into());
+                };
                 let mut rd = &self.tls_in[..fresh];
                 loop {
                     // Decrypt what was read (nothing, the first time round: plaintext left
@@ -1275,6 +1283,7 @@ impl Connection {
             self.client.log_prefix(),
             reason
         );
+        self.client.reader_finished(&self.shared.pool);
     }
 
     fn trace_in(&self, op: &ClientOp<'_>) {

@@ -118,6 +118,14 @@ impl Outbound {
         !self.queue.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel)
     }
 
+    /// Writer side, for a client whose socket is shut and whose queue someone else frees
+    /// (`Client::release`): gives the token back without looking at the queue again. A
+    /// producer that pushes later takes the token and rings, and the writer that gets it
+    /// finds the socket shut again; nothing is lost that anyone would write.
+    pub fn abandon(&self) {
+        self.scheduled.store(false, Ordering::Release);
+    }
+
     /// Producer side: waits while more than `policy.threshold` bytes are pending and the
     /// writer keeps making progress, at most until `deadline`, or until `give_up()` (the
     /// client is closing). Returns the time spent waiting.

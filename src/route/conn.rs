@@ -755,6 +755,7 @@ impl RouteConn<'_> {
             sub.account.sublist.remove(sub);
         }
         let was_registered = self.shared.route_departs(&self.route);
+        self.route.client.reader_finished(&self.shared.pool);
         let reason = self.route.client.close_reason().unwrap_or(reason);
         log::info!("{} - Router connection closed: {reason}", self.prefix());
         if was_registered && !self.routes.config.no_advertise && !self.shared.is_shutting_down() {

@@ -304,7 +304,7 @@ impl<S: Subscriber> Sublist<S> {
     pub fn remove(&self, sub: &Arc<S>) -> bool {
         let removed = self.remove_one(sub);
         if removed {
-            self.bump();
+            self.bump_after_removal();
         }
         removed
     }
@@ -318,9 +318,20 @@ impl<S: Subscriber> Sublist<S> {
     {
         let removed = subs.into_iter().filter(|s| self.remove_one(s)).count();
         if removed > 0 {
-            self.bump();
+            self.bump_after_removal();
         }
         removed
+    }
+
+    /// After a removal: bumps the generation, then empties the shared cache. Every entry is
+    /// stale from the bump on (a reader recomputes it at its next lookup), and the stale
+    /// ones may hold the subscriptions just removed, and with them departed connections and
+    /// their buffers, until the same subject is looked up again. (An entry a reader inserts
+    /// for the old generation after this clear is removed by that reader: see
+    /// `cached_matches`.)
+    fn bump_after_removal(&self) {
+        self.bump();
+        self.cache.clear();
     }
 
     fn remove_one(&self, sub: &Arc<S>) -> bool {
@@ -411,6 +422,13 @@ impl<S: Subscriber> Sublist<S> {
         }
         self.cache
             .insert(subject.into(), (generation, result.clone()));
+        // A removal since `generation` was read may have cleared the cache before this
+        // insert: then this entry is stale already and may hold what was removed. Take it
+        // out again. (The shard lock orders the clear, hence the bump before it, before
+        // this insert, so the Acquire load below sees that bump.)
+        if self.generation() != generation {
+            self.cache.remove_if(subject, |_, (g, _)| *g == generation);
+        }
         result
     }
 
@@ -583,6 +601,30 @@ mod tests {
         assert_eq!(sl.remove_many(subs.iter()), 1000);
         assert_eq!(sl.generation(), g + 1);
         assert_eq!(sl.count(), 0);
+    }
+
+    /// A removed subscription is not kept alive by the shared cache (it held, through each
+    /// subscription, a departed connection and its buffers until the subject was looked up
+    /// again).
+    #[test]
+    fn removal_releases_what_the_shared_cache_held() {
+        let sl = Sublist::new();
+        let a = sub("gone", 1);
+        let b = sub("gone.*", 2);
+        sl.insert(a.clone()).unwrap();
+        sl.insert(b.clone()).unwrap();
+        let g = sl.generation();
+        drop(sl.cached_matches(b"gone", g));
+        drop(sl.cached_matches(b"gone.x", g));
+        assert_eq!(Arc::strong_count(&a), 3, "the table and the cache hold it");
+        sl.remove(&a);
+        sl.remove_many([&b]);
+        assert_eq!(
+            Arc::strong_count(&a),
+            1,
+            "nothing else holds it after removal"
+        );
+        assert_eq!(Arc::strong_count(&b), 1);
     }
 
     #[test]

@@ -72,6 +72,22 @@ pub struct WriteState {
     tls_close_sent: bool,
 }
 
+impl WriteState {
+    /// Drops the batches in flight (and TLS ciphertext not yet written), back to `pool`.
+    /// Returns the bytes of batches dropped, for the caller to account as written.
+    pub(crate) fn discard(&mut self, pool: &BatchPool) -> usize {
+        let dropped = self.inflight_bytes;
+        for b in self.inflight.drain(..) {
+            pool.give(b);
+        }
+        self.offset = 0;
+        self.inflight_bytes = 0;
+        self.tls_out.clear();
+        self.tls_off = 0;
+        dropped
+    }
+}
+
 /// Moves batches from `client`'s queue to its in-flight list, up to [`WRITE_TARGET`] bytes
 /// in flight: what one write may take.
 fn gather(client: &Client, st: &mut WriteState) {
@@ -255,11 +271,10 @@ impl Writer {
         let mut budget = FAIR_SHARE;
         loop {
             if client.is_shut() {
-                self.discard(&client, &mut st);
-                if client.outbound.release() {
-                    continue;
+                if !self.shut(&client, &mut st) {
+                    return;
                 }
-                return;
+                continue;
             }
             gather(&client, &mut st);
             let Some(front) = st.inflight.front() else {
@@ -374,13 +389,10 @@ impl Writer {
         let mut budget = FAIR_SHARE;
         loop {
             if client.is_shut() {
-                self.discard(&client, &mut st);
-                st.tls_out.clear();
-                st.tls_off = 0;
-                if client.outbound.release() {
-                    continue;
+                if !self.shut(&client, &mut st) {
+                    return;
                 }
-                return;
+                continue;
             }
             // Ciphertext waiting: write it first, outside the session lock.
             if st.tls_off < st.tls_out.len() {
@@ -442,7 +454,9 @@ impl Writer {
             let closing = st.inflight.front().is_some_and(|b| b.is_close());
             // Encrypt, under the session lock only.
             let (plain, handshaking) = {
-                let mut session = tls.lock();
+                let Some(mut session) = crate::client::lock_session(tls) else {
+                    continue; // the connection left and released it: the next turn discards
+                };
                 let mut plain = 0;
                 // During the handshake the reader owns the socket's writes (and nothing but
                 // a close marker can be queued yet): leave the session alone.
@@ -518,19 +532,27 @@ impl Writer {
         st.offset = left;
     }
 
-    /// Drops everything queued for a client whose socket is shut.
-    fn discard(&self, client: &Client, st: &mut WriteState) {
-        let mut dropped = st.inflight_bytes;
-        for b in st.inflight.drain(..) {
-            self.pool.give(b);
-        }
-        while let Some(b) = client.outbound.pop() {
-            dropped += b.len();
-            self.pool.give(b);
-        }
-        st.offset = 0;
-        st.inflight_bytes = 0;
+    /// A client whose socket is shut: nothing more is written. What it had in flight goes;
+    /// the rest of its queue is freed by whoever releases the connection (see
+    /// [`Client::release`]): its reader if still there (this writer serves other clients
+    /// and must not spend its time freeing megabytes of a slow consumer's queue), else this
+    /// writer. Returns whether the writer still holds the token and must look again.
+    fn shut(&self, client: &Client, st: &mut WriteState) -> bool {
+        let dropped = st.discard(&self.pool);
         client.outbound.written(dropped);
+        if client.should_release() {
+            client.release_locked(st, &self.pool);
+            // Anything left is what producers pushed as the close was decided: a few batches.
+            let mut late = 0;
+            while let Some(b) = client.outbound.pop() {
+                late += b.len();
+                self.pool.give(b);
+            }
+            client.outbound.written(late);
+            return client.outbound.release();
+        }
+        client.outbound.abandon();
+        false
     }
 }
 
