@@ -8,11 +8,17 @@
 //! without recursion, and means dropping a deep trie never recurses either.
 //!
 //! The trie is not synchronised itself: [`super::Sublist`] keeps it behind a `RwLock`.
+//!
+//! Its tokens are chosen by clients, and it sits behind one lock per account: a client able
+//! to make many tokens collide in a node's map would slow every publisher of the account.
+//! So the maps use std's `RandomState` (SipHash with keys random per trie), not a fixed-seed
+//! hash. (Its cost is paid on match-cache misses only.)
 
 use super::sublist::{MatchResult, Subs};
 use super::{tokens, FWC, PWC};
-use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 const ROOT: usize = 0;
@@ -27,8 +33,9 @@ enum Edge {
 }
 
 struct Node<S> {
-    /// Children by literal token.
-    literal: FxHashMap<Box<[u8]>, usize>,
+    /// Children by literal token (keys chosen by clients: a seeded hasher, see the module
+    /// docs).
+    literal: HashMap<Box<[u8]>, usize, RandomState>,
     /// The child for a `*` token.
     pwc: Option<usize>,
     /// The child for a `>` token (always a leaf: `>` is only valid last).
@@ -40,9 +47,9 @@ struct Node<S> {
 }
 
 impl<S> Node<S> {
-    fn new(parent: usize, edge: Edge) -> Self {
+    fn new(parent: usize, edge: Edge, hasher: &RandomState) -> Self {
         Node {
-            literal: FxHashMap::default(),
+            literal: HashMap::with_hasher(hasher.clone()),
             pwc: None,
             fwc: None,
             subs: Subs::default(),
@@ -61,20 +68,24 @@ pub(crate) struct Trie<S> {
     nodes: Vec<Node<S>>,
     /// Indexes of unlinked nodes, reused by the next insert.
     free: Vec<usize>,
+    /// The keys of every node's map: random, chosen when the trie is made.
+    hasher: RandomState,
 }
 
 impl<S> Default for Trie<S> {
     fn default() -> Self {
+        let hasher = RandomState::new();
         Trie {
-            nodes: vec![Node::new(ROOT, Edge::Root)],
+            nodes: vec![Node::new(ROOT, Edge::Root, &hasher)],
             free: Vec::new(),
+            hasher,
         }
     }
 }
 
 impl<S> Trie<S> {
     fn alloc(&mut self, parent: usize, edge: Edge) -> usize {
-        let node = Node::new(parent, edge);
+        let node = Node::new(parent, edge, &self.hasher);
         match self.free.pop() {
             Some(i) => {
                 self.nodes[i] = node;
@@ -284,5 +295,23 @@ impl<S> Trie<S> {
                 node.subs.for_each(&mut f);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    /// Token hashes differ from one trie to the next (and from one run to the next), so a
+    /// client cannot prepare tokens that collide in the server's tables.
+    #[test]
+    fn token_hashes_are_seeded_per_trie() {
+        let (a, b): (Trie<()>, Trie<()>) = (Trie::default(), Trie::default());
+        let differ = (0..8).any(|i| {
+            let token: Box<[u8]> = format!("token{i}").into_bytes().into();
+            a.hasher.hash_one(&token) != b.hasher.hash_one(&token)
+        });
+        assert!(differ, "the hasher's keys are random per trie");
     }
 }
