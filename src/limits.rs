@@ -38,6 +38,33 @@ pub fn raise_open_file_limit() -> Option<u64> {
     None
 }
 
+/// The most connections (clients and routes) this process could ever hold at once, as the
+/// system limits it now: the soft open-file limit and the thread limits (each connection
+/// needs a descriptor and a reader thread), whichever is lowest; `None` where none is
+/// known (Windows). Whatever `max_connections` says, and whatever a reload sets it to,
+/// no more connections than this can exist: the server sizes its writers' ready queue by
+/// it, so that handing a connection to the writers never waits.
+pub fn connection_ceiling() -> Option<u64> {
+    let open_files = open_file_limit();
+    let threads = thread_limits().into_iter().map(|(n, _)| n).min();
+    match (open_files, threads) {
+        (Some(f), Some(t)) => Some(f.min(t)),
+        (f, t) => f.or(t),
+    }
+}
+
+/// The soft open-file limit in force.
+#[cfg(unix)]
+fn open_file_limit() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, Resource};
+    getrlimit(Resource::RLIMIT_NOFILE).ok().map(|(soft, _)| soft)
+}
+
+#[cfg(not(unix))]
+fn open_file_limit() -> Option<u64> {
+    None
+}
+
 /// Descriptors beaver keeps for itself besides clients: listeners, the monitoring port's
 /// connections, log and configuration files, routes.
 const RESERVED_DESCRIPTORS: u64 = 64;
@@ -109,5 +136,13 @@ mod tests {
             "{why}"
         );
         assert_eq!(client_capacity(1, Some(1 << 20)), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_ceiling_is_at_most_the_open_file_limit() {
+        let files = open_file_limit().expect("Unix has an open-file limit");
+        let ceiling = connection_ceiling().expect("and so a ceiling");
+        assert!(ceiling <= files, "{ceiling} > {files}");
     }
 }

@@ -399,11 +399,15 @@ impl Server {
             None
         };
         // The ready queue is bounded, so that handing a client to the writers never
-        // allocates (an unbounded channel allocates a block every 31 sends). A client is in
-        // it at most once (it holds its scheduled token meanwhile), so room for every
-        // connection means a send never waits; past that, a reader's send waits for a writer.
-        let ready_capacity = config
-            .connection_limit()
+        // allocates (an unbounded channel allocates a block every 31 sends). A connection is
+        // in it at most once (it holds its scheduled token meanwhile), so room for every
+        // connection the process could ever hold means a send never waits. That number is
+        // the system's (descriptors, threads: `limits::connection_ceiling`), not
+        // `max_connections`, which a reload may raise. Past `READY_QUEUE_MAX` (or with no
+        // known ceiling), a reader's send would wait for a writer to take one: writers
+        // themselves never wait for room (`try_send`), so that is a delay, not a deadlock.
+        let ready_capacity = crate::limits::connection_ceiling()
+            .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(READY_QUEUE_MAX)
             .clamp(1024, READY_QUEUE_MAX);
         let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Ready>(ready_capacity);
