@@ -57,7 +57,9 @@ pub fn connection_ceiling() -> Option<u64> {
 #[cfg(unix)]
 fn open_file_limit() -> Option<u64> {
     use nix::sys::resource::{getrlimit, Resource};
-    getrlimit(Resource::RLIMIT_NOFILE).ok().map(|(soft, _)| soft)
+    getrlimit(Resource::RLIMIT_NOFILE)
+        .ok()
+        .map(|(soft, _)| soft)
 }
 
 #[cfg(not(unix))]

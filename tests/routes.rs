@@ -967,3 +967,92 @@ fn routed_traffic_is_in_varz_at_once() {
         v["out_msgs"].as_u64() == Some(routed)
     });
 }
+
+/// Large messages cross a route intact, in order, between beaver and nats-server nodes both
+/// ways (a route reader used to copy the whole partial message on every read).
+#[test]
+fn large_messages_cross_routes_intact() {
+    let dir = std::env::temp_dir().join(format!("beaver-routes-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("big.conf");
+    std::fs::write(&conf, "max_payload: 8MB\nmax_pending: 64MB\n").unwrap();
+    let conf = conf.to_str().unwrap().to_owned();
+    for (first, second) in [
+        (Kind::Beaver, Kind::Beaver),
+        (Kind::Nats, Kind::Beaver),
+        (Kind::Beaver, Kind::Nats),
+    ] {
+        let start = |kind: Kind, routes: &[u16]| -> Option<Node> {
+            let routes_arg = routes
+                .iter()
+                .map(|p| format!("nats://127.0.0.1:{p}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let mut args = vec![
+                "-c",
+                conf.as_str(),
+                "--cluster",
+                "nats://127.0.0.1:-1",
+                "--cluster_name",
+                "t",
+            ];
+            if !routes.is_empty() {
+                args.push("--routes");
+                args.push(&routes_arg);
+            }
+            let server = match kind {
+                Kind::Beaver => ServerProcess::beaver(&args),
+                Kind::Nats => ServerProcess::nats_server(&args)?,
+            };
+            let route_port = route_port_of(&server);
+            Some(Node { server, route_port })
+        };
+        let Some(a) = start(first, &[]) else { return };
+        let Some(b) = start(second, &[a.route_port]) else {
+            return;
+        };
+        let mut sub = b.server.raw();
+        sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB big 1\r\n");
+        let mut publisher = a.server.raw();
+        publisher.exchange(b"CONNECT {\"verbose\":false}\r\n");
+        let deadline = Instant::now() + LIMIT;
+        while !sub
+            .exchange(b"")
+            .iter()
+            .any(|f| matches!(f, common::Frame::Msg(..)))
+        {
+            assert!(
+                Instant::now() < deadline,
+                "interest never crossed the route"
+            );
+            publisher.exchange(b"PUB big 5\r\nprobe\r\n");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let sizes = [8 << 20, 3, 5 << 20, 1 << 20];
+        for (i, &n) in sizes.iter().enumerate() {
+            let mut m = format!("PUB big {n}\r\n").into_bytes();
+            m.extend((0..n).map(|j| b'a' + ((i + j) % 26) as u8));
+            m.extend_from_slice(b"\r\n");
+            publisher.send(&m);
+        }
+        publisher.sync();
+        let from = sub.received.len();
+        let got = sub.wait_frames(from, sizes.len());
+        for (i, (f, &n)) in got.iter().zip(&sizes).enumerate() {
+            let common::Frame::Msg(line, payload) = f else {
+                panic!("{}: frame {i}: {f:?}", b.server.name)
+            };
+            assert_eq!(line, &format!("MSG big 1 {n}"));
+            assert!(
+                payload
+                    .iter()
+                    .enumerate()
+                    .all(|(j, &c)| c == b'a' + ((i + j) % 26) as u8),
+                "{} -> {}: payload {i} intact",
+                a.server.name,
+                b.server.name
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -87,10 +87,12 @@ impl Outbox {
         self.slots.is_empty()
     }
 
-    /// Queues every staged batch, then applies backpressure: waits (at most
-    /// `stall.max_wait` in total) for destinations whose queues passed `stall.threshold`,
-    /// except `own_cid`'s (a client is not made to wait for itself).
-    pub fn flush(&mut self, pool: &BatchPool, stall: &StallPolicy, own_cid: u64) {
+    /// Queues every staged batch, then, with a `stall` policy, applies backpressure: waits
+    /// (at most `stall.max_wait` in total) for destinations whose queues passed
+    /// `stall.threshold`, except `own_cid`'s (a client is not made to wait for itself).
+    /// Route readers pass `None`: as in nats-server, only client producers are stalled, so
+    /// that one slow subscriber on this server does not delay all traffic from another.
+    pub fn flush(&mut self, pool: &BatchPool, stall: Option<&StallPolicy>, own_cid: u64) {
         if self.slots.is_empty() {
             return;
         }
@@ -103,12 +105,12 @@ impl Outbox {
             }
             if slot.client.enqueue(batch, pool) == Enqueued::Queued
                 && slot.client.cid != own_cid
-                && slot.client.pending_bytes() > stall.threshold
+                && stall.is_some_and(|s| slot.client.pending_bytes() > s.threshold)
             {
                 must_stall = true;
             }
         }
-        if must_stall {
+        if let (true, Some(stall)) = (must_stall, stall) {
             let deadline = Instant::now() + stall.max_wait;
             for slot in &self.slots {
                 let c = &slot.client;
@@ -121,5 +123,82 @@ impl Outbox {
         self.index.clear();
         self.last = usize::MAX;
         self.staged = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::account::Account;
+    use crate::socket::Socket;
+    use std::net::{TcpListener, TcpStream};
+    use std::time::Duration;
+
+    /// A client whose writer never runs (nothing takes its doorbell): what is queued for it
+    /// stays pending.
+    fn idle_client(
+        cid: u64,
+    ) -> (
+        Arc<Client>,
+        TcpStream,
+        crossbeam_channel::Receiver<crate::writer::Ready>,
+    ) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, addr) = l.accept().unwrap();
+        let (doorbell, rung) = crossbeam_channel::bounded(16);
+        let client = Arc::new(Client::new(
+            cid,
+            addr,
+            Arc::new(Socket::new(s).unwrap()),
+            doorbell,
+            1 << 30,
+            Arc::default(),
+            None,
+            Arc::new(Account::new("$G")),
+        ));
+        (client, peer, rung)
+    }
+
+    /// Without a stall policy (a route reader's flush), queueing past the threshold never
+    /// waits for the destination's writer; with one (a client reader's), it does.
+    #[test]
+    fn route_flushes_never_stall() {
+        let (client, _peer, _rung) = idle_client(7);
+        let policy = StallPolicy {
+            threshold: 16,
+            progress_window: Duration::from_secs(3600),
+            max_wait: Duration::from_secs(3600),
+        };
+        let pool = BatchPool::default();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let client = client.clone();
+            std::thread::spawn(move || {
+                let mut outbox = Outbox::new();
+                outbox.batch_for(&client, &pool).push(&[b'x'; 1000]);
+                outbox.flush(&pool, None, 1);
+                let _ = done_tx.send(client.pending_bytes());
+            })
+        };
+        let pending = done_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a flush without a stall policy returns at once");
+        assert_eq!(pending, 1000, "queued, not written: no writer runs");
+        waiter.join().unwrap();
+        // The same with the client policy waits (here until its progress window ends).
+        let short = StallPolicy {
+            progress_window: Duration::from_millis(50),
+            ..policy
+        };
+        let pool = BatchPool::default();
+        let mut outbox = Outbox::new();
+        outbox.batch_for(&client, &pool).push(&[b'y'; 1000]);
+        let started = Instant::now();
+        outbox.flush(&pool, Some(&short), 1);
+        assert!(
+            started.elapsed() >= short.progress_window,
+            "a client producer stalls"
+        );
     }
 }

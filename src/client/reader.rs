@@ -1150,7 +1150,7 @@ impl Connection {
     /// Queues everything staged.
     fn flush(&mut self) {
         self.outbox
-            .flush(&self.shared.pool, &self.stall, self.client.cid);
+            .flush(&self.shared.pool, Some(&self.stall), self.client.cid);
     }
 
     fn publish_counters(&mut self) {

@@ -13,7 +13,7 @@
 //! Output goes through the route's `Client` and the writer pool; routed messages are
 //! delivered with the client path's `deliver_message` (local subscribers only).
 
-use super::protocol::{self, RouteConnect, RouteInfo, RouteOp, RoutedMsg};
+use super::protocol::{self, Parsed, RouteConnect, RouteInfo, RouteOp, RoutedMsg};
 use super::{Remote, Route, Routes};
 use crate::client::reader::{deliver_message, DeliveryContext, Message, Origin};
 use crate::client::{Client, CloseReason, Outbox, Subscription};
@@ -35,6 +35,8 @@ pub const ROUTE_MAX_PAYLOAD: usize = crate::config::MAX_PAYLOAD_LIMIT;
 pub const ROUTE_MAX_CONTROL_LINE: usize = 64 * 1024;
 /// Largest read.
 const MAX_READ: usize = 256 * 1024;
+/// Smallest read (and the first).
+const MIN_READ: usize = 4096;
 /// nats-server's first route PING (its `firstPingInterval`), then every `ping_interval`.
 const FIRST_PING: Duration = Duration::from_secs(1);
 
@@ -75,6 +77,11 @@ struct RouteConn<'a> {
     got_info: bool,
     /// An accepted route that must still authenticate with `CONNECT`.
     awaiting_connect: bool,
+    /// Bytes the operation at the front of `buf` takes in all, when known (a message whose
+    /// payload is still arriving); 0 otherwise.
+    need: usize,
+    /// The next read's size (see `read_loop`).
+    read_size: usize,
     connect_deadline: Instant,
     pings_out: u32,
     ping_sent: Option<Instant>,
@@ -151,12 +158,14 @@ pub fn run(
         routes,
         route,
         socket,
-        buf: BytesMut::with_capacity(4096),
+        buf: BytesMut::new(),
         outbox: Outbox::new(),
         caches: Vec::new(),
         trace: config.trace,
         got_info: false,
         awaiting_connect: dialed.is_none(),
+        need: 0,
+        read_size: MIN_READ,
         connect_deadline: Instant::now() + auth_timeout,
         pings_out: 0,
         ping_sent: None,
@@ -272,24 +281,38 @@ impl RouteConn<'_> {
         self.send(&line);
     }
 
+    /// Queues what was staged. Without stalling (see `Outbox::flush`): a route reader
+    /// never waits for a slow local subscriber.
     fn flush(&mut self) {
-        let stall = self.shared.stall;
         self.outbox
-            .flush(&self.shared.pool, &stall, self.route.client.cid);
+            .flush(&self.shared.pool, None, self.route.client.cid);
     }
 
     fn read_loop(&mut self) -> CloseReason {
         loop {
-            if self.buf.capacity() - self.buf.len() < 4096 {
-                self.buf
-                    .reserve((self.buf.capacity().max(4096)).min(MAX_READ.max(self.buf.len() / 2)));
-            }
             let len = self.buf.len();
-            let room = self.buf.capacity() - len;
-            self.buf.resize(len + room, 0);
+            // A message on its way whose size is known (`need`): room for all of it at once
+            // (one allocation), and reads straight towards its end, without parsing or
+            // copying the partial message again until it is complete. Each read zero-fills
+            // (safe code initialises what it reads into) at most `MAX_READ` bytes.
+            let want = if self.need > len {
+                self.buf.reserve(self.need - len);
+                (self.need - len).clamp(self.read_size, MAX_READ)
+            } else {
+                self.read_size
+            };
+            self.buf.reserve(want);
+            self.buf.resize(len + want, 0);
             let r = self.socket.read(&mut self.buf[len..]);
             let n = *r.as_ref().unwrap_or(&0);
             self.buf.truncate(len + n);
+            // The read size adapts as the client reader's does: it doubles while reads fill
+            // it and halves after short ones.
+            if n == want {
+                self.read_size = (self.read_size * 2).min(MAX_READ);
+            } else if n > 0 && n < want / 4 {
+                self.read_size = (self.read_size / 2).max(MIN_READ);
+            }
             match r {
                 Ok(0) => {
                     return self
@@ -298,6 +321,7 @@ impl RouteConn<'_> {
                         .close_reason()
                         .unwrap_or(CloseReason::ClientClosed)
                 }
+                Ok(_) if self.buf.len() < self.need => {} // the message is still arriving
                 Ok(_) => {
                     if let Err(reason) = self.process() {
                         return reason;
@@ -376,11 +400,17 @@ impl RouteConn<'_> {
     fn process(&mut self) -> Result<(), CloseReason> {
         let chunk = self.buf.split().freeze();
         let mut pos = 0;
+        self.need = 0;
         let result = loop {
             let step =
                 match protocol::parse(&chunk[pos..], ROUTE_MAX_CONTROL_LINE, ROUTE_MAX_PAYLOAD) {
-                    Ok(Some(s)) => s,
-                    Ok(None) => break Ok(()),
+                    Ok(Parsed::Op(op, used)) => (op, used),
+                    Ok(Parsed::Incomplete { need }) => {
+                        // Counted from the start of what is left, which goes to the front
+                        // of the buffer below.
+                        self.need = need.unwrap_or(0);
+                        break Ok(());
+                    }
                     Err(e) => {
                         log::error!("{} - Route parser ERROR: {e}", self.prefix());
                         self.send(b"-ERR 'Unknown Protocol Operation'\r\n");

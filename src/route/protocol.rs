@@ -219,20 +219,34 @@ fn size(token: &[u8]) -> Option<usize> {
     crate::protocol::parse_size(token)
 }
 
-/// Parses the next complete operation at the start of `buf`. `Ok(None)`: more bytes are
-/// needed. Otherwise the operation and the bytes it used.
+/// What [`parse`] found at the start of a buffer.
+#[derive(Debug, PartialEq)]
+pub enum Parsed<'a> {
+    /// A complete operation, and the bytes it used.
+    Op(RouteOp<'a>, usize),
+    /// Not all of the next operation is there yet. `need`: how many bytes (from the start
+    /// of the buffer) it takes in all, when the control line says (a message whose payload
+    /// is still arriving): the reader reads until then without parsing (or copying) the
+    /// partial message again.
+    Incomplete {
+        /// Bytes the whole operation takes, when known.
+        need: Option<usize>,
+    },
+}
+
+/// Parses the next complete operation at the start of `buf`.
 ///
 /// Errors end the route (see [`RouteParseError`]).
 pub fn parse(
     buf: &[u8],
     max_control_line: usize,
     max_payload: usize,
-) -> Result<Option<(RouteOp<'_>, usize)>, RouteParseError> {
+) -> Result<Parsed<'_>, RouteParseError> {
     let Some(nl) = memchr(b'\n', buf) else {
         if buf.len() > max_control_line + 16 {
             return Err(RouteParseError::MaxControlLine);
         }
-        return Ok(None);
+        return Ok(Parsed::Incomplete { need: None });
     };
     let mut line = &buf[..nl];
     if line.last() == Some(&b'\r') {
@@ -328,7 +342,9 @@ pub fn parse(
             };
             let end = after + total;
             if buf.len() < end + 2 {
-                return Ok(None);
+                return Ok(Parsed::Incomplete {
+                    need: Some(end + 2),
+                });
             }
             if &buf[end..end + 2] != b"\r\n" {
                 return Err(RouteParseError::UnknownOp);
@@ -344,11 +360,11 @@ pub fn parse(
                 payload: &buf[after..end],
                 payload_offset: after,
             };
-            return Ok(Some((RouteOp::Msg(msg), end + 2)));
+            return Ok(Parsed::Op(RouteOp::Msg(msg), end + 2));
         }
         _ => return Err(RouteParseError::UnknownOp),
     };
-    Ok(Some((op, after)))
+    Ok(Parsed::Op(op, after))
 }
 
 fn trim(mut s: &[u8]) -> &[u8] {
@@ -514,7 +530,10 @@ mod tests {
     use super::*;
 
     fn one(b: &[u8]) -> RouteOp<'_> {
-        parse(b, 4096, 1 << 20).unwrap().unwrap().0
+        match parse(b, 4096, 1 << 20).unwrap() {
+            Parsed::Op(op, _) => op,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -579,7 +598,14 @@ mod tests {
         };
         assert_eq!(m.headers, Some((12, &b"12"[..])));
         assert_eq!(m.payload.len(), 14);
-        assert_eq!(parse(b"RMSG $G foo 2\r\nh", 4096, 10), Ok(None));
+        assert_eq!(
+            parse(b"RMSG $G foo 2\r\nh", 4096, 10),
+            Ok(Parsed::Incomplete { need: Some(19) })
+        );
+        assert_eq!(
+            parse(b"RMSG $G fo", 4096, 10),
+            Ok(Parsed::Incomplete { need: None })
+        );
         assert!(parse(b"RMSG $G foo x 5 2\r\nhi\r\n", 4096, 10).is_err());
         assert!(parse(b"RMSG $G foo 2\r\nhiXX", 4096, 10).is_err());
         assert!(parse(b"HMSG $G foo 9 2\r\nhi\r\n", 4096, 10).is_err());
