@@ -26,9 +26,9 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A configured password or token.
+/// A configured password or token (of a client, or of a route: `cluster.authorization`).
 #[derive(Clone)]
-enum Secret {
+pub(crate) enum Secret {
     /// A bcrypt hash, checked with `bcrypt::verify`.
     Bcrypt(String),
     /// Plain text, compared in constant time.
@@ -36,7 +36,8 @@ enum Secret {
 }
 
 impl Secret {
-    fn new(s: &str) -> Secret {
+    /// A secret as configured: a bcrypt hash (nats-server's `isBcrypt`), or plain text.
+    pub(crate) fn new(s: &str) -> Secret {
         if is_bcrypt(s) {
             Secret::Bcrypt(s.to_owned())
         } else {
@@ -44,8 +45,8 @@ impl Secret {
         }
     }
 
-    /// Whether `given` is this secret.
-    fn verify(&self, given: &str) -> bool {
+    /// Whether `given` is this secret: bcrypt's check, or a constant-time comparison.
+    pub(crate) fn verify(&self, given: &str) -> bool {
         match self {
             // A malformed hash is an error: not a match.
             Secret::Bcrypt(hash) => bcrypt::verify(given, hash).unwrap_or(false),

@@ -560,19 +560,14 @@ impl RouteConn<'_> {
             }
         }
         self.awaiting_connect = false;
-        let ours = self.routes.name();
-        if c.cluster != ours {
-            if self.routes.is_dynamic() && (!c.cluster_dynamic || ours < c.cluster) {
-                self.routes.adopt_name(&c.cluster);
-            } else {
-                let text = format!(
-                    "Rejecting connection, cluster name {:?} does not match {:?}",
-                    c.cluster, ours
-                );
-                log::error!("{p} - {text}");
-                self.send(format!("-ERR '{text}'\r\n").as_bytes());
-                return Err(CloseReason::ClusterNameConflict);
-            }
+        if let Err(ours) = self.routes.reconcile_name(&c.cluster, c.cluster_dynamic) {
+            let text = format!(
+                "Rejecting connection, cluster name {:?} does not match {:?}",
+                c.cluster, ours
+            );
+            log::error!("{p} - {text}");
+            self.send(format!("-ERR '{text}'\r\n").as_bytes());
+            return Err(CloseReason::ClusterNameConflict);
         }
         Ok(())
     }
@@ -597,11 +592,11 @@ impl RouteConn<'_> {
             self.route.remote.lock().id = info.server_id;
             return Err(CloseReason::DuplicateRoute);
         }
-        let ours = self.routes.name();
-        if !info.cluster.is_empty() && info.cluster != ours {
-            if self.routes.is_dynamic() && (!info.cluster_dynamic || ours < info.cluster) {
-                self.routes.adopt_name(&info.cluster);
-            } else {
+        if !info.cluster.is_empty() {
+            if let Err(ours) = self
+                .routes
+                .reconcile_name(&info.cluster, info.cluster_dynamic)
+            {
                 log::error!(
                     "{p} - Rejecting connection, cluster name {:?} does not match {:?}",
                     info.cluster,
@@ -806,11 +801,8 @@ fn json_of(line: &[u8]) -> String {
     s.split_once(' ').map_or(s, |(_, j)| j).to_owned()
 }
 
-/// A cluster password check: plain text, or a bcrypt hash (as client passwords).
+/// A cluster password check: plain text (compared in constant time) or a bcrypt hash, as
+/// client passwords are checked (`auth::Secret`).
 fn password_matches(expected: &str, given: &str) -> bool {
-    if expected.starts_with("$2") {
-        bcrypt::verify(given, expected).unwrap_or(false)
-    } else {
-        expected == given
-    }
+    crate::auth::Secret::new(expected).verify(given)
 }

@@ -118,6 +118,12 @@ struct Table {
     urls_learned: bool,
 }
 
+/// The cluster's name and whether it was made up.
+struct ClusterName {
+    name: String,
+    dynamic: bool,
+}
+
 /// Cluster state of one server: the route table, the local interest counts, the cluster's
 /// name and the route listen address.
 pub struct Routes {
@@ -125,10 +131,10 @@ pub struct Routes {
     pub config: Cluster,
     /// See the module docs ("The table lock").
     table: Mutex<Table>,
-    /// The cluster name; may be replaced once by a remote's when ours is dynamic.
-    name: RwLock<String>,
-    /// Our cluster name was made up (no `name` configured).
-    dynamic: AtomicBool,
+    /// The cluster name, and whether it was made up (no `name` configured): one lock, so
+    /// that deciding to take a remote's name and taking it is one step (see
+    /// [`Routes::reconcile_name`]).
+    name: RwLock<ClusterName>,
     /// The bound route listen address (set once at start).
     pub listen_addr: SocketAddr,
     /// Our clients' URLs (`HOST:PORT`), as other servers advertise them.
@@ -157,8 +163,7 @@ impl Routes {
         Routes {
             config,
             table: Mutex::new(Table::default()),
-            name: RwLock::new(name),
-            dynamic: AtomicBool::new(dynamic),
+            name: RwLock::new(ClusterName { name, dynamic }),
             listen_addr,
             client_urls,
             stopping: AtomicBool::new(false),
@@ -168,19 +173,33 @@ impl Routes {
 
     /// The cluster name.
     pub fn name(&self) -> String {
-        self.name.read().clone()
+        self.name.read().name.clone()
     }
 
     /// Whether the cluster name was made up.
     pub fn is_dynamic(&self) -> bool {
-        self.dynamic.load(Ordering::Relaxed)
+        self.name.read().dynamic
     }
 
-    /// Takes the remote's cluster name (ours was dynamic), as nats-server does.
-    pub(crate) fn adopt_name(&self, name: &str) {
-        *self.name.write() = name.to_owned();
-        // Relaxed: a setting, read with the name.
-        self.dynamic.store(false, Ordering::Relaxed);
+    /// A route says its cluster is `theirs` (`theirs_dynamic`: made up): `Ok` if that is
+    /// ours, or if ours was made up and we take theirs, as nats-server does (a configured
+    /// name wins; between two made-up ones, the greater); otherwise `Err` with our name, and
+    /// the route is refused. Decided and done under one lock, so that two routes arriving
+    /// together with different names cannot both be taken (the second is then compared with
+    /// the first's).
+    pub(crate) fn reconcile_name(&self, theirs: &str, theirs_dynamic: bool) -> Result<(), String> {
+        let mut ours = self.name.write();
+        if ours.name == theirs {
+            return Ok(());
+        }
+        if ours.dynamic && (!theirs_dynamic || ours.name.as_str() < theirs) {
+            *ours = ClusterName {
+                name: theirs.to_owned(),
+                dynamic: false,
+            };
+            return Ok(());
+        }
+        Err(ours.name.clone())
     }
 
     /// Every route connection (registered or not).
@@ -388,5 +407,64 @@ pub(crate) fn send_info_to_clients(shared: &Shared) {
             batch.push(&shared.info_line(&c));
             c.enqueue(batch, &shared.pool);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Cluster;
+    use std::sync::Barrier;
+
+    fn routes(name: Option<&str>) -> Routes {
+        let addr: SocketAddr = "127.0.0.1:4222".parse().unwrap();
+        Routes::new(
+            Cluster {
+                name: name.map(str::to_owned),
+                ..Cluster::default()
+            },
+            addr,
+            addr,
+        )
+    }
+
+    /// Routes arriving together with different configured names: a made-up name is given
+    /// up for exactly one of them, and the others are refused (they are compared with the
+    /// name taken, not with the made-up one).
+    #[test]
+    fn a_made_up_name_is_given_up_once() {
+        let r = Arc::new(routes(None));
+        assert!(r.is_dynamic());
+        let start = Arc::new(Barrier::new(8));
+        let taken: Vec<bool> = (0..8)
+            .map(|i| {
+                let (r, start) = (r.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    r.reconcile_name(&format!("configured-{i}"), false).is_ok()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        assert_eq!(taken.iter().filter(|t| **t).count(), 1, "{taken:?}");
+        assert!(!r.is_dynamic());
+        let name = r.name();
+        assert_eq!(r.reconcile_name(&name, false), Ok(()));
+        assert_eq!(r.reconcile_name("other", true), Err(name));
+    }
+
+    #[test]
+    fn configured_names_are_kept() {
+        let r = routes(Some("mine"));
+        assert_eq!(r.reconcile_name("theirs", false), Err("mine".into()));
+        assert_eq!(r.reconcile_name("mine", false), Ok(()));
+        // Two made-up names: the greater is kept.
+        let a = routes(None);
+        let ours = a.name();
+        let greater = format!("{ours}z");
+        assert_eq!(a.reconcile_name(&greater, true), Ok(()));
+        assert_eq!(a.name(), greater);
     }
 }
