@@ -56,8 +56,7 @@ fn parse() -> Options {
         }
     }
     if o.servers.is_empty() {
-        o.servers
-            .push(("beaver".into(), "target/release/beaver".into()));
+        o.servers.push(("beaver".into(), "target/release/beaver".into()));
     }
     o
 }
@@ -84,11 +83,11 @@ impl Drop for Server {
 fn start(program: &str, conf: &std::path::Path) -> Server {
     let port = free_port();
     let child = Command::new(program)
-        .args(["-D", "-a", "127.0.0.1", "-p", &port.to_string(), "-c"])
+        .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-c"])
         .arg(conf)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(format!("/tmp/slowcut-{port}.log")).unwrap())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("start {program}: {e}"));
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -131,8 +130,8 @@ fn wait_pong(r: &mut BufReader<TcpStream>) -> std::io::Result<()> {
 
 /// A subscriber that never reads, with a small receive buffer.
 fn stuck_subscriber(port: u16) -> TcpStream {
-    let socket =
-        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+        .expect("socket");
     socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     socket.connect(&addr.into()).expect("connect");
@@ -168,9 +167,7 @@ fn run(port: u16, o: &Options, stuck: usize) -> (Samples, usize, Duration) {
         let (mut w, _) = connect(port).expect("watcher");
         w.get_mut().write_all(b"SUB cut 1\r\nPING\r\n").unwrap();
         wait_pong(&mut w).unwrap();
-        c.get_mut()
-            .write_all(b"PUB cut 1\r\nx\r\nPING\r\n")
-            .unwrap();
+        c.get_mut().write_all(b"PUB cut 1\r\nx\r\nPING\r\n").unwrap();
         wait_pong(&mut c).unwrap();
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -186,11 +183,7 @@ fn run(port: u16, o: &Options, stuck: usize) -> (Samples, usize, Duration) {
                 if c.get_mut().write_all(b"PING\r\n").is_err() || wait_pong(&mut c).is_err() {
                     break;
                 }
-                let e = t.elapsed();
-                if e > Duration::from_millis(20) {
-                    eprintln!("probe slow {:?} at {:?}", e, std::time::SystemTime::now());
-                }
-                samples.lock().unwrap().probe.push(e);
+                samples.lock().unwrap().probe.push(t.elapsed());
                 std::thread::sleep(Duration::from_millis(5));
             }
         }));
@@ -216,7 +209,6 @@ fn run(port: u16, o: &Options, stuck: usize) -> (Samples, usize, Duration) {
         chunk.extend_from_slice(b"\r\n");
     }
     let t = Instant::now();
-    eprintln!("publish start {:?}", std::time::SystemTime::now());
     let mut sent = 0;
     while sent < o.mb << 20 {
         publisher.get_mut().write_all(&chunk).expect("publish");
@@ -233,8 +225,7 @@ fn run(port: u16, o: &Options, stuck: usize) -> (Samples, usize, Duration) {
     // Which stuck subscribers were cut: their socket reaches EOF (or a reset) once read.
     let mut cut = 0;
     for mut s in subs {
-        s.set_read_timeout(Some(Duration::from_millis(500)))
-            .unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
         let mut buf = vec![0u8; 1 << 20];
         loop {
             match s.read(&mut buf) {
