@@ -56,7 +56,8 @@ fn parse() -> Options {
         }
     }
     if o.servers.is_empty() {
-        o.servers.push(("beaver".into(), "target/release/beaver".into()));
+        o.servers
+            .push(("beaver".into(), "target/release/beaver".into()));
     }
     o
 }
@@ -130,8 +131,8 @@ fn wait_pong(r: &mut BufReader<TcpStream>) -> std::io::Result<()> {
 
 /// A subscriber that never reads, with a small receive buffer.
 fn stuck_subscriber(port: u16) -> TcpStream {
-    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
-        .expect("socket");
+    let socket =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
     socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     socket.connect(&addr.into()).expect("connect");
@@ -167,7 +168,9 @@ fn run(port: u16, o: &Options, stuck: usize) -> (Samples, usize, Duration) {
         let (mut w, _) = connect(port).expect("watcher");
         w.get_mut().write_all(b"SUB cut 1\r\nPING\r\n").unwrap();
         wait_pong(&mut w).unwrap();
-        c.get_mut().write_all(b"PUB cut 1\r\nx\r\nPING\r\n").unwrap();
+        c.get_mut()
+            .write_all(b"PUB cut 1\r\nx\r\nPING\r\n")
+            .unwrap();
         wait_pong(&mut c).unwrap();
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -225,7 +228,8 @@ fn run(port: u16, o: &Options, stuck: usize) -> (Samples, usize, Duration) {
     // Which stuck subscribers were cut: their socket reaches EOF (or a reset) once read.
     let mut cut = 0;
     for mut s in subs {
-        s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
         let mut buf = vec![0u8; 1 << 20];
         loop {
             match s.read(&mut buf) {

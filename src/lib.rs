@@ -48,6 +48,7 @@ pub mod server;
 pub mod signals;
 pub mod socket;
 pub mod subjects;
+mod sync;
 pub mod writer;
 
 pub use config::Config;

@@ -6,7 +6,6 @@ mod common;
 use common::{show, Frame, Raw, ServerProcess};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Clients killed mid-`PUB` and mid-payload deliver nothing and hurt no one.
@@ -322,6 +321,7 @@ fn a_thousand_connections_come_and_go_during_traffic() {
 #[cfg(unix)]
 #[test]
 fn a_low_soft_descriptor_limit_does_not_cap_clients() {
+    use std::process::Command;
     const CLIENTS: usize = 400;
     let hard = Command::new("sh")
         .args(["-c", "ulimit -Hn"])

@@ -564,19 +564,19 @@ impl Client {
     /// Whether the socket has been shut down.
     #[inline]
     pub fn is_shut(&self) -> bool {
-        // SeqCst: one half of the store-then-load handshake of `reader_finished` and the
-        // writers' `should_release` (see `Client::release`); Acquire would do elsewhere.
-        self.shut.load(Ordering::SeqCst)
+        self.shut.load(Ordering::Acquire)
     }
 
     /// The reader is done with this connection (it has departed). If the socket is shut
     /// already, frees what the connection no longer needs, on this (otherwise idle) thread;
     /// if not, the writer that shuts it will (see [`Client::release`]).
     pub(crate) fn reader_finished(&self, pool: &BatchPool) {
-        // Store-then-load, SeqCst, against the writer's `shut` store then `reader_done`
-        // load (`should_release`): at least one of the two sees the other and releases.
-        self.reader_done.store(true, Ordering::SeqCst);
-        if self.is_shut() {
+        // A handshake with whoever shuts the socket (swap of `shut`) and the writer that then
+        // reads `reader_done` (`should_release`): each side sets its flag with a
+        // read-modify-write and reads the other's with one (AcqRel), so at least one of the
+        // two sees the other and releases (as the stall handshake in `outbound`).
+        self.reader_done.swap(true, Ordering::AcqRel);
+        if self.shut.fetch_or(false, Ordering::AcqRel) {
             self.release(pool);
         }
     }
@@ -585,7 +585,7 @@ impl Client {
     /// must release the connection itself ([`Client::release_locked`]); otherwise the reader
     /// will, and the writer leaves the queue alone ([`Outbound::abandon`]).
     pub(crate) fn should_release(&self) -> bool {
-        self.reader_done.load(Ordering::SeqCst)
+        self.reader_done.fetch_or(false, Ordering::AcqRel)
     }
 
     /// Frees what a connection that has left no longer needs, whoever still holds the
@@ -715,8 +715,8 @@ impl Client {
 
     /// Shuts the socket down (idempotent). The reader's blocking read then returns.
     pub(crate) fn shut_socket(&self) {
-        // SeqCst: see `is_shut`.
-        if !self.shut.swap(true, Ordering::SeqCst) {
+        // AcqRel: see `reader_finished`.
+        if !self.shut.swap(true, Ordering::AcqRel) {
             if let Some(socket) = self.socket.read().as_ref() {
                 socket.shutdown();
             }

@@ -28,16 +28,16 @@ mod batch;
 
 pub use batch::{Batch, BatchPool, MAX_POOLED_CAPACITY, POOL_BYTES, POOL_SIZE, SHARE_MIN};
 
-use crossbeam_queue::SegQueue;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Queue};
 use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// One client's outbound queue. See the module docs.
 #[derive(Default)]
 pub struct Outbound {
-    queue: SegQueue<Batch>,
+    /// A crossbeam `SegQueue` (see `crate::sync`).
+    queue: Queue<Batch>,
     // The two counters every producer and the writer touch get a cache line each, apart from
     // the read-mostly fields of the client around them.
     pending: CachePadded<AtomicUsize>,
@@ -97,17 +97,17 @@ impl Outbound {
     /// Writer side: `n` bytes were written (or discarded).
     #[inline]
     pub fn written(&self, n: usize) {
-        // SeqCst: this decrement and the `waiters` load in `maybe_release` are the writer's
-        // half of the stall handshake (see `Stall::wait`). Once per write call, not per
-        // message; on x86 any atomic read-modify-write is a full barrier anyway.
-        self.pending.fetch_sub(n, Ordering::SeqCst);
+        // AcqRel: this decrement and the read-modify-write of `waiters` in `maybe_release`
+        // are the writer's half of the stall handshake (see `Stall::wait`). Once per write
+        // call, not per message.
+        let left = self.pending.fetch_sub(n, Ordering::AcqRel) - n;
         // Relaxed: progress is a heuristic for stalled producers, who re-check `pending`
         // under the stall lock anyway.
         self.written_total.fetch_add(n as u64, Ordering::Relaxed);
         if self.stuck.load(Ordering::Relaxed) {
             self.stuck.store(false, Ordering::Relaxed);
         }
-        self.stall.maybe_release(self.pending());
+        self.stall.maybe_release(left);
     }
 
     /// Writer side: gives the token back. Returns true if batches arrived meanwhile *and* the
@@ -199,17 +199,24 @@ impl Stall {
         deadline: Instant,
         give_up: impl Fn() -> bool,
     ) -> bool {
-        // The store-then-load (Dekker) handshake, all SeqCst: we increment `waiters` then load
-        // `pending`; the writer decrements `pending` (`Outbound::written`) then loads
-        // `waiters`. In a single total order of these four operations, either the writer's
-        // load sees us waiting (and it notifies, under the lock, so after we are waiting), or
-        // our load sees its decrement (and we do not wait).
-        self.release_below.store(threshold, Ordering::SeqCst);
-        self.waiters.fetch_add(1, Ordering::SeqCst);
+        // The handshake: we increment `waiters`, then read `pending`; the writer decrements
+        // `pending` (`Outbound::written`), then reads `waiters`. Each side *reads the other's
+        // variable with a read-modify-write* (`fetch_add(0)`), AcqRel, rather than with a load:
+        // read-modify-writes of one variable are totally ordered whatever their ordering, so
+        // either our read of `pending` comes after the writer's decrement (we see it and do
+        // not wait), or the decrement comes after our read and, reading from it, acquires our
+        // earlier increment of `waiters`, which its read of `waiters` then sees (it
+        // notifies, under the lock, so after we wait). A plain SeqCst store-then-load
+        // (Dekker) pattern would also be correct, but `loom`, which checks this
+        // (`loom_models` below), models SeqCst as AcqRel and cannot verify it.
+        self.release_below.store(threshold, Ordering::Relaxed);
+        self.waiters.fetch_add(1, Ordering::AcqRel);
         let mut stuck = false;
         {
             let mut guard = self.lock.lock();
-            while pending.load(Ordering::SeqCst) > threshold && !give_up() {
+            // After the first read, the others happen under the lock, after a notify that
+            // the writer sends under it too, so they see its decrements.
+            while pending.fetch_add(0, Ordering::AcqRel) > threshold && !give_up() {
                 let now = Instant::now();
                 if now >= deadline {
                     break;
@@ -219,11 +226,11 @@ impl Stall {
                 // `give_up` is checked here too: `mark_stuck` and a close notify the waiters
                 // *because* they should stop waiting; going back to sleep until the window's
                 // end would cost a publisher one window per stuck subscriber.
-                while pending.load(Ordering::SeqCst) > threshold
+                while pending.load(Ordering::Acquire) > threshold
                     && !give_up()
                     && !self.cv.wait_until(&mut guard, window_end).timed_out()
                 {}
-                if pending.load(Ordering::SeqCst) > threshold
+                if pending.load(Ordering::Acquire) > threshold
                     && written_total.load(Ordering::Relaxed) == mark
                 {
                     stuck = true;
@@ -231,13 +238,17 @@ impl Stall {
                 }
             }
         }
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        self.waiters.fetch_sub(1, Ordering::AcqRel);
         stuck
     }
 
+    /// The writer's half of the handshake (see `wait`): after decrementing `pending` to
+    /// `pending`, wake the waiters if any and the queue is low enough. Relaxed for
+    /// `release_below`: the read-modify-write of `waiters` that finds a waiter acquires the
+    /// increment that the waiter made after storing it.
     #[inline]
     fn maybe_release(&self, pending: usize) {
-        if self.waiters.load(Ordering::SeqCst) > 0
+        if self.waiters.fetch_add(0, Ordering::AcqRel) > 0
             && pending <= self.release_below.load(Ordering::Relaxed)
         {
             self.release_all();
@@ -418,5 +429,129 @@ mod tests {
         );
         q.written(10);
         assert!(!q.stuck.load(Ordering::Relaxed), "progress clears it");
+    }
+}
+
+#[cfg(all(test, beaver_loom))]
+mod loom_models {
+    use super::*;
+    use loom::sync::atomic::AtomicBool as LoomBool;
+    use loom::sync::Arc;
+
+    fn batch(n: usize) -> Batch {
+        let mut b = Batch::new();
+        b.push(&vec![b'x'; n]);
+        b
+    }
+
+    /// Drains as the writer holding the token does: pop until empty, give the token back,
+    /// and go on if `release` took it back. Asserts no other drainer runs meanwhile.
+    fn drain(q: &Outbound, draining: &LoomBool) -> usize {
+        assert!(
+            !draining.swap(true, Ordering::SeqCst),
+            "two drainers at once"
+        );
+        let mut bytes = 0;
+        loop {
+            while let Some(b) = q.pop() {
+                bytes += b.len();
+                q.written(b.len());
+            }
+            draining.store(false, Ordering::SeqCst);
+            if !q.release() {
+                return bytes;
+            }
+            assert!(
+                !draining.swap(true, Ordering::SeqCst),
+                "two drainers at once"
+            );
+        }
+    }
+
+    /// Two producers push while the token moves between them: whoever takes the token
+    /// drains (as the writer it would wake). Every batch is drained once, by one drainer at a
+    /// time, and the token ends free with the queue empty: no lost wake-up.
+    #[test]
+    fn the_scheduled_token_loses_no_wake_up() {
+        loom::model(|| {
+            let q = Arc::new(Outbound::new());
+            let draining = Arc::new(LoomBool::new(false));
+            let producers: Vec<_> = [1usize, 2]
+                .into_iter()
+                .map(|n| {
+                    let (q, draining) = (q.clone(), draining.clone());
+                    loom::thread::spawn(move || {
+                        if q.push(batch(n)) {
+                            drain(&q, &draining)
+                        } else {
+                            0
+                        }
+                    })
+                })
+                .collect();
+            let drained: usize = producers.into_iter().map(|p| p.join().unwrap()).sum();
+            assert_eq!(drained, 3, "every batch drained once");
+            assert!(q.is_empty());
+            assert_eq!(q.pending(), 0);
+            assert!(q.push(batch(1)), "the token is free at the end");
+        });
+    }
+
+    fn policy() -> StallPolicy {
+        StallPolicy {
+            threshold: 0,
+            progress_window: Duration::from_secs(3600),
+            max_wait: Duration::from_secs(3600),
+        }
+    }
+
+    /// A producer stalls on a queue while the writer drains it: the producer is always woken
+    /// (the store-then-load handshake of `waiters` and `pending`), never left waiting.
+    #[test]
+    fn a_stalled_producer_is_woken_when_the_queue_drains() {
+        loom::model(|| {
+            let q = Arc::new(Outbound::new());
+            q.push(batch(10));
+            let writer = {
+                let q = q.clone();
+                loom::thread::spawn(move || {
+                    if let Some(b) = q.pop() {
+                        q.written(b.len());
+                    }
+                })
+            };
+            q.stall(
+                &policy(),
+                Instant::now() + Duration::from_secs(3600),
+                || false,
+            );
+            writer.join().unwrap();
+            assert_eq!(q.pending(), 0);
+        });
+    }
+
+    /// A producer stalls on a client that closes (or is marked stuck) instead of draining:
+    /// it stops waiting once told to give up.
+    #[test]
+    fn a_stalled_producer_gives_up_when_the_client_closes() {
+        loom::model(|| {
+            let q = Arc::new(Outbound::new());
+            q.push(batch(10));
+            let closing = Arc::new(LoomBool::new(false));
+            let closer = {
+                let (q, closing) = (q.clone(), closing.clone());
+                loom::thread::spawn(move || {
+                    closing.store(true, Ordering::SeqCst);
+                    q.wake_stalled();
+                })
+            };
+            let give_up = || closing.load(Ordering::SeqCst);
+            q.stall(
+                &policy(),
+                Instant::now() + Duration::from_secs(3600),
+                give_up,
+            );
+            closer.join().unwrap();
+        });
     }
 }

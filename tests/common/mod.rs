@@ -72,8 +72,19 @@ impl ServerProcess {
         {
             let log = log.clone();
             std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines() {
-                    let Ok(line) = line else { break };
+                // Every byte is read, whatever it is (`lines()` would stop at the first line
+                // that is not UTF-8 and leave the server blocked on a full pipe).
+                let mut stderr = BufReader::new(stderr);
+                let mut raw = Vec::new();
+                loop {
+                    raw.clear();
+                    match stderr.read_until(b'\n', &mut raw) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    let line = String::from_utf8_lossy(&raw)
+                        .trim_end_matches(['\r', '\n'])
+                        .to_owned();
                     if let Some(rest) = line.split("Listening for client connections on ").nth(1) {
                         if let Some(port) =
                             rest.rsplit(':').next().and_then(|p| p.trim().parse().ok())
@@ -93,9 +104,17 @@ impl ServerProcess {
                 log,
             }),
             Err(_) => {
+                let exited = child.try_wait().ok().flatten();
                 let _ = child.kill();
                 let _ = child.wait();
-                eprintln!("{name} did not start; its log: {:?}", log.lock().unwrap());
+                eprintln!(
+                    "{name} did not start within {WAIT:?} ({}); its log:\n{}",
+                    match exited {
+                        Some(status) => format!("it exited: {status}"),
+                        None => "still running".to_owned(),
+                    },
+                    log.lock().unwrap().join("\n")
+                );
                 None
             }
         }
@@ -158,6 +177,16 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A failing test shows what its servers logged (cargo test prints a failing test's
+        // output, and CI keeps it): the first thing anyone needs to find out why.
+        if std::thread::panicking() {
+            eprintln!(
+                "--- {} (port {}) logged:\n{}\n---",
+                self.name,
+                self.port,
+                self.log.lock().map(|l| l.join("\n")).unwrap_or_default()
+            );
+        }
     }
 }
 
