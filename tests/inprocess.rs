@@ -68,3 +68,135 @@ fn departed_connections_and_dropped_servers_are_freed() {
         shared.upgrade().is_none()
     });
 }
+
+/// The server's locks under every kind of load at once, with parking_lot's deadlock
+/// detector watching (a background thread asks it every 50 ms whether some threads wait on
+/// each other in a cycle): pub/sub with wildcards and queue groups, subscriptions coming and
+/// going, a slow consumer cut, monitoring requests, and the shutdown. The lock order this
+/// enforces is written down in docs/architecture.md ("Locks").
+#[test]
+fn no_deadlock_under_mixed_load_and_shutdown() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let found = Arc::new(AtomicBool::new(false));
+    let watching = Arc::new(AtomicBool::new(true));
+    let watchdog = {
+        let (found, watching) = (found.clone(), watching.clone());
+        std::thread::spawn(move || {
+            while watching.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+                let cycles = parking_lot::deadlock::check_deadlock();
+                if !cycles.is_empty() {
+                    for (i, threads) in cycles.iter().enumerate() {
+                        for t in threads {
+                            eprintln!(
+                                "deadlock {i}: thread {:?}\n{:?}",
+                                t.thread_id(),
+                                t.backtrace()
+                            );
+                        }
+                    }
+                    found.store(true, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let config = Config {
+        host: "127.0.0.1".into(),
+        port: -1,
+        http_port: -1,
+        max_pending: 256 * 1024,
+        ..Config::default()
+    };
+    let server = Server::start(config).expect("start");
+    let port = server.local_addr().port();
+    let http = server.monitor().expect("monitoring").local_addr().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut load = Vec::new();
+    // Subscribers (plain, wildcard, queue) that come and go.
+    for i in 0..3 {
+        let stop = stop.clone();
+        load.push(std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let mut c = Raw::connect(port);
+                c.exchange(
+                    format!("CONNECT {{\"verbose\":false}}\r\nSUB load.{i} 1\r\nSUB load.* 2\r\nSUB load.> q 3\r\nUNSUB 1\r\n").as_bytes(),
+                );
+            }
+        }));
+    }
+    // Publishers.
+    for _ in 0..2 {
+        let stop = stop.clone();
+        load.push(std::thread::spawn(move || {
+            let mut c = Raw::connect(port);
+            c.exchange(b"CONNECT {\"verbose\":false}\r\n");
+            while !stop.load(Ordering::Relaxed) {
+                let mut batch = Vec::new();
+                for i in 0..50 {
+                    batch
+                        .extend_from_slice(format!("PUB load.{} 5\r\nhello\r\n", i % 4).as_bytes());
+                }
+                c.send(&batch);
+                c.sync();
+            }
+        }));
+    }
+    // A slow consumer: subscribes to the flood and never reads.
+    {
+        let stop = stop.clone();
+        load.push(std::thread::spawn(move || {
+            let mut flood = Raw::connect(port);
+            flood.exchange(b"CONNECT {\"verbose\":false}\r\n");
+            while !stop.load(Ordering::Relaxed) {
+                let mut stuck = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                std::io::Write::write_all(
+                    &mut stuck,
+                    b"CONNECT {\"verbose\":false}\r\nSUB flood 1\r\nPING\r\n",
+                )
+                .unwrap();
+                let chunk: Vec<u8> = (0..64)
+                    .flat_map(|_| {
+                        b"PUB flood 1000\r\n"
+                            .iter()
+                            .copied()
+                            .chain(std::iter::repeat_n(b'x', 1000))
+                            .chain(*b"\r\n")
+                    })
+                    .collect();
+                for _ in 0..20 {
+                    flood.send(&chunk);
+                }
+                flood.sync();
+            }
+        }));
+    }
+    // Monitoring.
+    {
+        let stop = stop.clone();
+        load.push(std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for path in [
+                    "/varz",
+                    "/connz?subs=1",
+                    "/subsz?subs=1",
+                    "/routez",
+                    "/metrics",
+                ] {
+                    let _ = common::http_get(http, path);
+                }
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    stop.store(true, Ordering::Relaxed);
+    for t in load {
+        t.join().unwrap();
+    }
+    server.shutdown();
+    watching.store(false, Ordering::Relaxed);
+    watchdog.join().unwrap();
+    assert!(
+        !found.load(Ordering::Relaxed),
+        "parking_lot found a deadlock (see above)"
+    );
+}
