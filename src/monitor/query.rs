@@ -8,6 +8,7 @@
 //!   `strconv.ParseUint` (no sign), booleans `strconv.ParseBool` (`1`, `t`, `T`, `true`,
 //!   `TRUE`, `True`, and the same for false).
 
+use super::http::unescape;
 use super::json::go_quote;
 
 /// A decoded query string.
@@ -25,7 +26,15 @@ impl Query {
                 continue;
             }
             let (k, v) = part.split_once('=').unwrap_or((part, ""));
-            if let (Some(k), Some(v)) = (unescape(k), unescape(v)) {
+            let (Some(k), Some(v)) = (unescape(k.as_bytes(), true), unescape(v.as_bytes(), true))
+            else {
+                continue;
+            };
+            // Bytes that are not UTF-8 drop the pair (beaver's parameters are all ASCII).
+            if let (Ok(k), Ok(v)) = (
+                String::from_utf8(k.into_owned()),
+                String::from_utf8(v.into_owned()),
+            ) {
                 pairs.push((k, v));
             }
         }
@@ -39,39 +48,6 @@ impl Query {
             .find(|(k, _)| k == key)
             .map_or("", |(_, v)| v.as_str())
     }
-}
-
-/// Go's `QueryUnescape`: `+` is a space, `%XX` a byte; `None` for a bad escape or bytes that
-/// are not UTF-8 (Go keeps those as raw bytes; beaver's parameters are all ASCII).
-fn unescape(s: &str) -> Option<String> {
-    unescape_with(s, true)
-}
-
-/// The path of a request URL as Go's `net/url` decodes it (`%XX` escapes, `+` kept), which
-/// is what nats-server's handlers are matched against: `/var%7A` is `/varz` there. `None`
-/// for a bad escape (Go answers 400 before routing; beaver answers 404).
-pub fn unescape_path(s: &str) -> Option<String> {
-    unescape_with(s, false)
-}
-
-fn unescape_with(s: &str, plus_is_space: bool) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' if plus_is_space => out.push(b' '),
-            b'%' => {
-                let hex = b.get(i + 1..i + 3)?;
-                let hex = std::str::from_utf8(hex).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
 }
 
 /// `strconv.Atoi` of parameter `name` (0 when absent); the error is nats-server's message.
@@ -161,9 +137,6 @@ mod tests {
         assert_eq!(q.get("empty"), "");
         assert_eq!(q.get("flag"), "");
         assert_eq!(q.get("missing"), "");
-        assert_eq!(unescape_path("/var%7A").as_deref(), Some("/varz"));
-        assert_eq!(unescape_path("/a+b").as_deref(), Some("/a+b"));
-        assert_eq!(unescape_path("/bad%zz"), None);
     }
 
     #[test]

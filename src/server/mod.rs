@@ -15,7 +15,7 @@
 //! counted once: never in both, never in neither.
 //!
 //! ## Shutdown protocol
-//! [`Server::shutdown`]: (1) set `shutting_down`, stop the monitoring thread, and wake the
+//! [`Server::shutdown`]: (1) set `shutting_down`, stop monitoring (its threads), and wake the
 //! acceptor with a connection to itself, so it stops accepting; (2) close every client gracefully: each gets a close marker
 //! behind what is already queued, so writers flush accepted output first and then shut the
 //! socket, which wakes its reader, which removes its subscriptions and unregisters; (3) wait
@@ -305,7 +305,7 @@ impl From<io::Error> for StartError {
 
 impl Server {
     /// Binds the client port (and the monitoring port when `http_port` is set), and starts
-    /// the acceptor, the writer pool and the monitoring thread.
+    /// the acceptor, the writer pool and the monitoring acceptor.
     pub fn start(config: Config) -> Result<Server, StartError> {
         let tls = match &config.tls {
             Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
@@ -604,8 +604,9 @@ fn wait_unless(d: Duration, interrupted: &dyn Fn() -> bool) -> bool {
 /// `somaxconn`.
 pub const LISTEN_BACKLOG: i32 = 4096;
 
-/// Binds a listener on `host:port` (first address that works).
-fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
+/// Binds a listener on `host:port` (first address that works), with [`LISTEN_BACKLOG`].
+/// Used for the client, route and monitoring ports.
+pub(crate) fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let mut last = None;
     for addr in (host, port).to_socket_addrs()? {
