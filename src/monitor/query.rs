@@ -9,12 +9,22 @@
 //!   `TRUE`, `True`, and the same for false).
 
 use super::http::unescape;
-use super::json::go_quote;
+use super::json::go_quote_bytes;
 
 /// A decoded query string.
 #[derive(Debug, Default, Clone)]
 pub struct Query {
-    pairs: Vec<(String, String)>,
+    pairs: Vec<Param>,
+}
+
+/// One `key=value` pair.
+#[derive(Debug, Clone)]
+struct Param {
+    key: String,
+    /// The value as text (bytes that are not UTF-8 replaced by U+FFFD).
+    text: String,
+    /// The value's bytes, when they are not UTF-8 (otherwise `text` holds them).
+    raw: Option<Vec<u8>>,
 }
 
 impl Query {
@@ -30,23 +40,33 @@ impl Query {
             else {
                 continue;
             };
-            // Bytes that are not UTF-8 drop the pair (beaver's parameters are all ASCII).
-            if let (Ok(k), Ok(v)) = (
-                String::from_utf8(k.into_owned()),
-                String::from_utf8(v.into_owned()),
-            ) {
-                pairs.push((k, v));
-            }
+            let key = String::from_utf8_lossy(&k).into_owned();
+            let (text, raw) = match String::from_utf8(v.into_owned()) {
+                Ok(text) => (text, None),
+                Err(e) => (
+                    String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                    Some(e.into_bytes()),
+                ),
+            };
+            pairs.push(Param { key, text, raw });
         }
         Query { pairs }
     }
 
-    /// The first value of `key`, or `""`.
+    fn find(&self, key: &str) -> Option<&Param> {
+        self.pairs.iter().find(|p| p.key == key)
+    }
+
+    /// The first value of `key` as text, or `""`.
     pub fn get(&self, key: &str) -> &str {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map_or("", |(_, v)| v.as_str())
+        self.find(key).map_or("", |p| p.text.as_str())
+    }
+
+    /// The first value of `key` as bytes, or empty: what filters compare (Go compares the
+    /// bytes, so a value that is not UTF-8 matches no name).
+    pub fn get_raw(&self, key: &str) -> &[u8] {
+        self.find(key)
+            .map_or(&[][..], |p| p.raw.as_deref().unwrap_or(p.text.as_bytes()))
     }
 }
 
@@ -59,7 +79,7 @@ pub fn decode_int(q: &Query, name: &str) -> Result<i64, String> {
     let bad = |what: &str| {
         format!(
             "Error decoding int for '{name}': strconv.Atoi: parsing {}: {what}",
-            go_quote(v)
+            go_quote_bytes(q.get_raw(name))
         )
     };
     let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
@@ -78,7 +98,7 @@ pub fn decode_uint(q: &Query, name: &str) -> Result<u64, String> {
     let bad = |what: &str| {
         format!(
             "Error decoding uint64 for '{name}': strconv.ParseUint: parsing {}: {what}",
-            go_quote(v)
+            go_quote_bytes(q.get_raw(name))
         )
     };
     if !v.bytes().all(|c| c.is_ascii_digit()) {
@@ -93,9 +113,9 @@ pub fn decode_bool(q: &Query, name: &str) -> Result<bool, String> {
         "" => Ok(false),
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        v => Err(format!(
+        _ => Err(format!(
             "Error decoding boolean for '{name}': strconv.ParseBool: parsing {}: invalid syntax",
-            go_quote(v)
+            go_quote_bytes(q.get_raw(name))
         )),
     }
 }
@@ -137,6 +157,16 @@ mod tests {
         assert_eq!(q.get("empty"), "");
         assert_eq!(q.get("flag"), "");
         assert_eq!(q.get("missing"), "");
+        // A value that is not UTF-8 is kept (Go keeps it), not dropped.
+        let q = Query::parse("user=%ff&x=1");
+        assert_eq!(q.get_raw("user"), b"\xff");
+        assert_eq!(q.get("user"), "\u{fffd}");
+        assert_eq!(q.get_raw("x"), b"1");
+        assert_eq!(q.get_raw("missing"), b"");
+        assert_eq!(
+            decode_int(&Query::parse("limit=%ff"), "limit").unwrap_err(),
+            "Error decoding int for 'limit': strconv.Atoi: parsing \"\\xff\": invalid syntax"
+        );
     }
 
     #[test]
