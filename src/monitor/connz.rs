@@ -444,9 +444,9 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
 
     let mut total = total;
     if !opts.user.is_empty() {
+        // nats-server 2.9.10 leaves `total` alone here: it counts every connection of the
+        // state asked for, whoever's (`Connz` sets `c.Total` before filtering by user).
         conns.retain(|c| c.authorized_user.as_bytes() == opts.user);
-        // nats-server counts only the user's connections in `total`.
-        total = conns.len();
     }
     if !opts.account.is_empty() {
         // `account` is empty for `$G` (see `ConnInfo::of`).
