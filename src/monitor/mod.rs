@@ -6,7 +6,7 @@
 //! The HTTP server is beaver's own, in [`http`] (blocking, no async runtime, request heads
 //! parsed by `httparse`): an acceptor thread, `beaver-monitor`, and one thread per HTTP
 //! connection, `beaver-http`, at most 64. Each connection thread reads a request, computes
-//! the response with the [`Handler`] here, and writes it. The monitoring port must stay up
+//! the response with the `Handler` here, and writes it. The monitoring port must stay up
 //! whatever a client sends, and must never take the NATS server down with it; the limits
 //! that ensure it, and why they are what they are, are in [`http`]'s docs. In short:
 //! request heads up to 1 MiB (as nats-server), bodies never buffered, a 5 s deadline for a
@@ -14,7 +14,7 @@
 //! response, and when 64 connections are open, the oldest idle one (else the oldest) is
 //! closed to make room, so that `/healthz` always answers.
 //!
-//! Paths are canonicalised as Go's `ServeMux` does for nats-server ([`mux`]): `//connz`
+//! Paths are canonicalised as Go's `ServeMux` does for nats-server (`mux.rs`): `//connz`
 //! gets a `301` to `/connz`.
 //!
 //! ## What a request reads, and the locks it takes
@@ -30,7 +30,7 @@
 //! - `/subsz`: the sublist's shard read locks and trie read lock while cloning the
 //!   subscriptions' `Arc`s; the shared match cache's shard read locks for its statistics.
 //!
-//! Every request also takes the monitor's own stats lock ([`Handler::stats`]: the per-path
+//! Every request also takes the monitor's own stats lock (`Handler::stats`: the per-path
 //! request counts, `http_req_stats`, and the CPU sampler), which the connection threads
 //! share. It is a leaf: held only to bump a count, copy the counts and compute the CPU
 //! percentage from numbers read before taking it; no other lock and no I/O under it.
