@@ -19,7 +19,9 @@
 //! open, and one client cannot hold more than its own thread. The socket is shared as an
 //! `Arc<TcpStream>` between the connection's thread and the slot table, so the acceptor
 //! (and [`HttpServer::stop`]) can `shutdown()` it without a second file descriptor; that
-//! wakes the thread's blocking read or write at once.
+//! wakes the thread's blocking read or write at once. The thread of a released slot is
+//! joined before the next one starts, so the threads, not only the slots, stay within the
+//! limit.
 //!
 //! Why threads and not a readiness poller: the rest of beaver is blocking `std::net`, a
 //! poller is not in `std`, and 64 threads of 512 KiB (virtual; the resident part is a few
