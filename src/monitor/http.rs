@@ -18,10 +18,14 @@
 //! liveness probe always gets an answer, even while thousands of idle or slow sockets are
 //! open, and one client cannot hold more than its own thread. The socket is shared as an
 //! `Arc<TcpStream>` between the connection's thread and the slot table, so the acceptor
-//! (and [`HttpServer::stop`]) can `shutdown()` it without a second file descriptor; that
-//! wakes the thread's blocking read or write at once. The thread of a released slot is
-//! joined before the next one starts, so the threads, not only the slots, stay within the
-//! limit.
+//! (and [`HttpServer::stop`]) can `shutdown()` it without a second file descriptor. On
+//! Unix that wakes the thread's blocking read or write at once; the new connection's
+//! thread starts once the evicted one has ended (and been joined), so there are never more
+//! than 64 connection threads. Windows does not wake a blocked `recv` on `shutdown()`
+//! (rust-lang/rust#121594): there, reads wait in 100 ms slices and look at the
+//! connection's cancel flag between them, and up to 64 evicted connections may still be
+//! ending while new ones take their slots, so that a flood of sockets is not served at one
+//! eviction per 100 ms ([`Limits::read_slice`], [`Limits::max_evicting`]).
 //!
 //! Why threads and not a readiness poller: the rest of beaver is blocking `std::net`, a
 //! poller is not in `std`, and 64 threads of 512 KiB (virtual; the resident part is a few
@@ -76,6 +80,7 @@ use std::borrow::Cow;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -109,7 +114,7 @@ const COALESCE: usize = 64 << 10;
 /// tests shorten the times.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Most connections (and connection threads) at once; beyond, one is evicted (see the
+    /// Most connections at once (each with its thread); beyond, one is evicted (see the
     /// module docs). Default 64.
     pub max_connections: usize,
     /// Largest request head in bytes before [`HEADER_SLACK`]. Default [`MAX_HEADER_BYTES`].
@@ -126,9 +131,21 @@ pub struct Limits {
     /// Time spent draining what a client still sends after the write side was shut before
     /// a close (Go's `rstAvoidanceDelay`). Default 500 ms.
     pub linger: Duration,
-    /// How long the acceptor waits for an evicted connection to let go of its slot before
-    /// it drops the new connection instead. Default 1 s.
+    /// How long the acceptor waits for a thread to end (an evicted connection's, when
+    /// [`Limits::max_evicting`] of them are still ending) before it drops the new
+    /// connection instead. Default 1 s.
     pub evict_wait: Duration,
+    /// How many evicted connections may still be ending, their threads alive, while new
+    /// connections take their slots; the threads are at most `max_connections` plus this.
+    /// Default 0 on Unix, where `shutdown()` wakes the evicted thread at once, so it ends
+    /// before the next one starts; 64 on Windows, where an evicted thread notices only
+    /// within a [`Limits::read_slice`] (or at its write deadline).
+    pub max_evicting: usize,
+    /// How long a blocking read waits before it looks whether its connection was evicted
+    /// or the server is stopping (`None`: as long as its deadline). Default `None` on Unix,
+    /// where `shutdown()` from another thread wakes a blocked read; 100 ms on Windows,
+    /// where it does not (rust-lang/rust#121594).
+    pub read_slice: Option<Duration>,
     /// How long [`HttpServer::stop`] waits for the threads to end. Default 2 s.
     pub stop_wait: Duration,
     /// Stack size of a connection thread, in bytes. Default 512 KiB.
@@ -146,6 +163,12 @@ impl Default for Limits {
             min_write_rate: 1 << 20,
             linger: Duration::from_millis(500),
             evict_wait: Duration::from_secs(1),
+            max_evicting: if cfg!(unix) { 0 } else { 64 },
+            read_slice: if cfg!(unix) {
+                None
+            } else {
+                Some(Duration::from_millis(100))
+            },
             stop_wait: Duration::from_secs(2),
             stack_size: 512 << 10,
         }
@@ -968,8 +991,12 @@ struct Table {
     stopping: bool,
     acceptor_done: bool,
     next_id: u64,
+    /// The open connections (at most `max_connections`).
     slots: Vec<Slot>,
-    /// Threads whose slot was released: they are ending, and are joined before another
+    /// Connections shut down to make room, whose threads have not ended yet (at most
+    /// `max_evicting`, or one).
+    evicted: Vec<Slot>,
+    /// Threads that have ended (released their slot): they are joined before another
     /// thread starts, so that the number of threads, not only of slots, stays bounded.
     finished: Vec<JoinHandle<()>>,
 }
@@ -982,26 +1009,44 @@ struct Slot {
     idle: bool,
     /// When `idle` last changed (or the connection was accepted).
     since: Instant,
-    /// Already shut down by the acceptor to make room.
-    evicted: bool,
+    /// Set when the connection is evicted or the server stops; its thread looks at it
+    /// between read slices (see [`Limits::read_slice`]). Relaxed: it publishes nothing,
+    /// and the `shutdown()` that follows it is what wakes the thread where it can.
+    cancel: Arc<AtomicBool>,
     /// The connection's thread, once started.
     thread: Option<JoinHandle<()>>,
 }
 
+impl Slot {
+    /// Tells the connection's thread to end, and shuts its socket down (which wakes it at
+    /// once on Unix). Called without the table lock held.
+    fn cancel(cancel: &AtomicBool, stream: &TcpStream) {
+        cancel.store(true, Ordering::Relaxed);
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+}
+
 impl Table {
-    /// The connection to evict: the longest idle one, else the longest busy one.
-    fn victim(&mut self) -> Option<&mut Slot> {
-        self.slots
-            .iter_mut()
-            .filter(|s| !s.evicted)
-            .min_by_key(|s| (!s.idle, s.since))
+    /// Evicts a connection, the longest idle one, else the longest busy one: moves it to
+    /// `evicted` and returns what is needed to cancel it.
+    fn evict(&mut self) -> Option<(Arc<AtomicBool>, Arc<TcpStream>)> {
+        let i = self
+            .slots
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, s)| (!s.idle, s.since))
+            .map(|(i, _)| i)?;
+        let victim = self.slots.swap_remove(i);
+        let handles = (victim.cancel.clone(), victim.stream.clone());
+        self.evicted.push(victim);
+        Some(handles)
     }
 }
 
 /// Admission of a new connection.
 enum Admit {
-    /// Registered under this id.
-    Slot(u64),
+    /// Registered under this id, with this cancel flag.
+    Slot(u64, Arc<AtomicBool>),
     /// No slot came free in time: drop the connection.
     NoRoom,
     /// The server is stopping.
@@ -1009,49 +1054,44 @@ enum Admit {
 }
 
 impl State {
-    /// Registers `stream`, evicting another connection if every slot is taken.
+    /// Registers `stream`, evicting another connection if every slot is taken (see
+    /// [`Limits::max_evicting`] for when the new connection waits for the evicted one's
+    /// thread to end). Returns the new connection's id and its cancel flag.
     fn admit(&self, stream: &Arc<TcpStream>) -> Admit {
         let limits = &self.config.limits;
+        let max = limits.max_connections.max(1);
         let deadline = Instant::now() + limits.evict_wait;
         let mut table = self.table.lock();
-        let mut evict = true;
         loop {
             if table.stopping {
                 return Admit::Stopping;
             }
-            if table.slots.len() < limits.max_connections.max(1) {
+            let threads = table.slots.len() + table.evicted.len();
+            if table.slots.len() < max && threads < max + limits.max_evicting {
                 let id = table.next_id;
                 table.next_id += 1;
+                let cancel = Arc::new(AtomicBool::new(false));
                 table.slots.push(Slot {
                     id,
                     stream: stream.clone(),
                     idle: true,
                     since: Instant::now(),
-                    evicted: false,
+                    cancel: cancel.clone(),
                     thread: None,
                 });
-                return Admit::Slot(id);
+                return Admit::Slot(id, cancel);
             }
-            // Evict one connection, then wait for its slot. If none comes free within
-            // 100 ms (the victim is busy computing a response), evict one more, and so on
-            // until `evict_wait`.
-            if evict {
-                if let Some(victim) = table.victim() {
-                    victim.evicted = true;
-                    let s = victim.stream.clone();
-                    MutexGuard::unlocked(&mut table, || {
-                        let _ = s.shutdown(Shutdown::Both);
-                    });
-                    evict = false;
+            // Full: evict one connection, unless as many as allowed are still ending; then
+            // wait for a thread to end.
+            if table.slots.len() >= max && table.evicted.len() < limits.max_evicting.max(1) {
+                if let Some((cancel, victim)) = table.evict() {
+                    MutexGuard::unlocked(&mut table, || Slot::cancel(&cancel, &victim));
                     continue;
                 }
             }
-            let now = Instant::now();
-            if now >= deadline {
+            if self.changed.wait_until(&mut table, deadline).timed_out() {
                 return Admit::NoRoom;
             }
-            let step = (now + Duration::from_millis(100)).min(deadline);
-            evict = self.changed.wait_until(&mut table, step).timed_out();
         }
     }
 
@@ -1069,8 +1109,13 @@ impl State {
     fn release(&self, id: u64) {
         let slot = {
             let mut table = self.table.lock();
-            let i = table.slots.iter().position(|s| s.id == id);
-            let mut slot = i.map(|i| table.slots.swap_remove(i));
+            let mut slot = match table.slots.iter().position(|s| s.id == id) {
+                Some(i) => Some(table.slots.swap_remove(i)),
+                None => {
+                    let i = table.evicted.iter().position(|s| s.id == id);
+                    i.map(|i| table.evicted.swap_remove(i))
+                }
+            };
             if let Some(thread) = slot.as_mut().and_then(|s| s.thread.take()) {
                 table.finished.push(thread);
             }
@@ -1081,12 +1126,22 @@ impl State {
         drop(slot);
     }
 
-    /// Records the thread of connection `id`; joins it at once if it already ended.
+    /// Records the thread of connection `id`; joins it later if it already ended.
     fn started(&self, id: u64, thread: JoinHandle<()>) {
         let mut table = self.table.lock();
-        match table.slots.iter_mut().find(|s| s.id == id) {
+        let Table {
+            slots,
+            evicted,
+            finished,
+            ..
+        } = &mut *table;
+        match slots
+            .iter_mut()
+            .chain(evicted.iter_mut())
+            .find(|s| s.id == id)
+        {
             Some(slot) => slot.thread = Some(thread),
-            None => table.finished.push(thread),
+            None => finished.push(thread),
         }
     }
 
@@ -1117,6 +1172,19 @@ struct Tcp {
     stream: Arc<TcpStream>,
     state: Arc<State>,
     id: u64,
+    /// Set when the connection is evicted or the server stops (see [`Slot::cancel`]).
+    cancel: Arc<AtomicBool>,
+    /// [`Limits::read_slice`].
+    read_slice: Option<Duration>,
+}
+
+impl Tcp {
+    /// The error a cancelled connection's I/O returns.
+    fn cancelled(&self) -> Option<io::Error> {
+        self.cancel
+            .load(Ordering::Relaxed)
+            .then(|| io::ErrorKind::ConnectionAborted.into())
+    }
 }
 
 /// Whether an I/O error is a timeout of the socket's read or write timeout.
@@ -1130,11 +1198,15 @@ fn is_timeout(e: &io::Error) -> bool {
 impl Transport for Tcp {
     fn read_by(&mut self, buf: &mut [u8], deadline: Instant) -> io::Result<usize> {
         loop {
+            if let Some(e) = self.cancelled() {
+                return Err(e);
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(io::ErrorKind::TimedOut.into());
             }
-            self.stream.set_read_timeout(Some(left))?;
+            let wait = self.read_slice.map_or(left, |slice| left.min(slice));
+            self.stream.set_read_timeout(Some(wait))?;
             match (&*self.stream).read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted || is_timeout(&e) => {}
                 r => return r,
@@ -1142,8 +1214,14 @@ impl Transport for Tcp {
         }
     }
 
+    // Writes are not cut into slices: after a send times out, Windows leaves the socket in
+    // an undefined state. A cancelled connection blocked in a write on Windows ends at its
+    // write deadline; `max_evicting` bounds how many may be doing that.
     fn write_all_by(&mut self, mut buf: &[u8], deadline: Instant) -> io::Result<()> {
         while !buf.is_empty() {
+            if let Some(e) = self.cancelled() {
+                return Err(e);
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(io::ErrorKind::TimedOut.into());
@@ -1201,7 +1279,7 @@ impl HttpServer {
         self.addr
     }
 
-    /// Connections open now (each has its thread).
+    /// Connections open now (each has its thread; evicted ones still ending not counted).
     pub fn connections(&self) -> usize {
         self.state.table.lock().slots.len()
     }
@@ -1217,21 +1295,22 @@ impl HttpServer {
         let Some(acceptor) = self.acceptor.take() else {
             return;
         };
-        let streams: Vec<Arc<TcpStream>> = {
+        let conns: Vec<(Arc<AtomicBool>, Arc<TcpStream>)> = {
             let mut table = self.state.table.lock();
             table.stopping = true;
             self.state.changed.notify_all();
-            table.slots.iter().map(|s| s.stream.clone()).collect()
+            let all = table.slots.iter().chain(table.evicted.iter());
+            all.map(|s| (s.cancel.clone(), s.stream.clone())).collect()
         };
-        for s in streams {
-            let _ = s.shutdown(Shutdown::Both);
+        for (cancel, stream) in conns {
+            Slot::cancel(&cancel, &stream);
         }
         // The acceptor is blocked in accept(): a connection to ourselves wakes it.
         let _ = TcpStream::connect_timeout(&wake_addr(self.addr), Duration::from_secs(1));
         let name = self.state.config.log_name;
         let deadline = Instant::now() + self.state.config.limits.stop_wait;
         let mut table = self.state.table.lock();
-        while !(table.acceptor_done && table.slots.is_empty()) {
+        while !(table.acceptor_done && table.slots.is_empty() && table.evicted.is_empty()) {
             if self
                 .state
                 .changed
@@ -1241,7 +1320,7 @@ impl HttpServer {
                 break;
             }
         }
-        let (done, left) = (table.acceptor_done, table.slots.len());
+        let (done, left) = (table.acceptor_done, table.slots.len() + table.evicted.len());
         drop(table);
         self.state.reap();
         if done {
@@ -1297,8 +1376,8 @@ fn accept_loop(state: &Arc<State>, listener: &TcpListener) {
         };
         backoff = Duration::from_millis(10);
         let stream = Arc::new(stream);
-        let id = match state.admit(&stream) {
-            Admit::Slot(id) => id,
+        let (id, cancel) = match state.admit(&stream) {
+            Admit::Slot(id, cancel) => (id, cancel),
             Admit::NoRoom => {
                 log::debug!("{name}: no connection slot came free; connection dropped");
                 continue;
@@ -1326,6 +1405,8 @@ fn accept_loop(state: &Arc<State>, listener: &TcpListener) {
                         stream,
                         state: shared.clone(),
                         id,
+                        cancel,
+                        read_slice: shared.config.limits.read_slice,
                     };
                     serve(&mut tcp, &*handler, &shared.config);
                 })
@@ -1794,30 +1875,49 @@ mod tests {
         }
     }
 
+    /// Connection threads alive or ending (the slots and the evicted connections).
+    fn threads(s: &HttpServer) -> usize {
+        let table = s.state.table.lock();
+        table.slots.len() + table.evicted.len()
+    }
+
     #[test]
     fn evicts_the_oldest_idle_connection_when_full() {
-        let s = server(Limits {
-            max_connections: 3,
-            ..Limits::default()
-        });
-        let mut idle: Vec<TcpStream> = (0..3).map(|_| connect(&s)).collect();
-        // Wait until all three have their slot.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while s.connections() < 3 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
+        // This platform's settings, then Windows' (an evicted thread notices its flag
+        // between read slices, and up to three may still be ending while new connections
+        // come in). Unix's (no slices, no evicted thread still ending) need `shutdown()` to
+        // wake a blocked read, which Windows does not do.
+        let here = Limits::default();
+        for (max_evicting, read_slice) in [
+            (here.max_evicting.min(3), here.read_slice),
+            (3, Some(Duration::from_millis(50))),
+        ] {
+            let s = server(Limits {
+                max_connections: 3,
+                max_evicting,
+                read_slice,
+                ..Limits::default()
+            });
+            let mut idle: Vec<TcpStream> = (0..3).map(|_| connect(&s)).collect();
+            // Wait until all three have their slot.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while s.connections() < 3 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(get(&s, "/probe").ends_with("GET /probe"));
+            assert!(
+                closed_within(&mut idle[0], Duration::from_secs(10)),
+                "the oldest went"
+            );
+            assert!(s.connections() <= 3);
+            // Two hundred more: the threads stay bounded and the probe still gets through.
+            let many: Vec<TcpStream> = (0..200).map(|_| connect(&s)).collect();
+            assert!(get(&s, "/probe2").ends_with("GET /probe2"));
+            assert!(s.connections() <= 3);
+            assert!(threads(&s) <= 3 + max_evicting);
+            drop(many);
+            s.stop();
         }
-        assert!(get(&s, "/probe").ends_with("GET /probe"));
-        assert!(
-            closed_within(&mut idle[0], Duration::from_secs(10)),
-            "the oldest went"
-        );
-        assert!(s.connections() <= 3);
-        // Two hundred more: the threads stay bounded and the probe still gets through.
-        let many: Vec<TcpStream> = (0..200).map(|_| connect(&s)).collect();
-        assert!(get(&s, "/probe2").ends_with("GET /probe2"));
-        assert!(s.connections() <= 3);
-        drop(many);
-        s.stop();
     }
 
     #[test]

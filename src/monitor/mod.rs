@@ -12,7 +12,8 @@
 //! request heads up to 1 MiB (as nats-server), bodies never buffered, a 5 s deadline for a
 //! request head, 60 s for an idle keep-alive connection, 10 s (plus 1 s per MiB) to write a
 //! response, and when 64 connections are open, the oldest idle one (else the oldest) is
-//! closed to make room, so that `/healthz` always answers.
+//! closed to make room, so that `/healthz` always answers (on Windows its thread notices
+//! within 100 ms: see [`http`]).
 //!
 //! Paths are canonicalised as Go's `ServeMux` does for nats-server (`mux.rs`): `//connz`
 //! gets a `301` to `/connz`.
