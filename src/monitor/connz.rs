@@ -322,10 +322,11 @@ pub struct ConnzOptions {
     pub state: ConnState,
     /// `auth`: show `authorized_user`.
     pub auth: bool,
-    /// `user`: only the connections of this authorized user.
-    pub user: String,
-    /// `acc`: only the connections of this account (empty: all).
-    pub account: String,
+    /// `user`: only the connections of this authorized user (its bytes, as sent: a value
+    /// that is not UTF-8 matches nobody, as in nats-server).
+    pub user: Vec<u8>,
+    /// `acc`: only the connections of this account (empty: all; bytes as for `user`).
+    pub account: Vec<u8>,
 }
 
 impl ConnzOptions {
@@ -351,8 +352,8 @@ impl ConnzOptions {
             cid,
             state,
             auth,
-            user: q.get("user").to_owned(),
-            account: q.get("acc").to_owned(),
+            user: q.get_raw("user").to_vec(),
+            account: q.get_raw("acc").to_vec(),
         })
     }
 }
@@ -376,7 +377,11 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
     let now = SystemTime::now();
     let want_open = opts.state != ConnState::Closed;
     let want_closed = opts.state != ConnState::Open;
-    if !opts.account.is_empty() && shared.accounts.get(&opts.account).is_none() {
+    let known_account = std::str::from_utf8(&opts.account)
+        .ok()
+        .and_then(|a| shared.accounts.get(a))
+        .is_some();
+    if !opts.account.is_empty() && !known_account {
         // No such account: nats-server answers an empty list without its server id.
         return Ok(Connz {
             server_id: String::new(),
@@ -439,18 +444,18 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
 
     let mut total = total;
     if !opts.user.is_empty() {
-        conns.retain(|c| c.authorized_user == opts.user);
-        // nats-server counts only the user's connections in `total`.
-        total = conns.len();
+        // nats-server 2.9.10 leaves `total` alone here: it counts every connection of the
+        // state asked for, whoever's (`Connz` sets `c.Total` before filtering by user).
+        conns.retain(|c| c.authorized_user.as_bytes() == opts.user);
     }
     if !opts.account.is_empty() {
         // `account` is empty for `$G` (see `ConnInfo::of`).
-        let global = opts.account == GLOBAL_ACCOUNT;
+        let global = opts.account == GLOBAL_ACCOUNT.as_bytes();
         conns.retain(|c| {
             if global {
                 c.account.is_empty()
             } else {
-                c.account == opts.account
+                c.account.as_bytes() == opts.account
             }
         });
         total = conns.len();

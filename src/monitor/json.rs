@@ -245,6 +245,22 @@ pub fn go_quote(v: &str) -> String {
     s
 }
 
+/// [`go_quote`] of bytes: where they are not UTF-8, each byte is `\xNN`, as Go quotes
+/// it (`strconv.Atoi: parsing "\xff"`).
+pub fn go_quote_bytes(v: &[u8]) -> String {
+    let mut s = String::with_capacity(v.len() + 2);
+    s.push('"');
+    for chunk in v.utf8_chunks() {
+        let valid = go_quote(chunk.valid());
+        s.push_str(&valid[1..valid.len() - 1]);
+        for b in chunk.invalid() {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    s.push('"');
+    s
+}
+
 /// Whether a number is zero (for `skip_serializing_if`, Go's `omitempty`).
 pub fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
@@ -350,5 +366,6 @@ mod tests {
         assert_eq!(go_quote("abc"), "\"abc\"");
         assert_eq!(go_quote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\x01\"");
         assert_eq!(go_quote("µ"), "\"µ\"");
+        assert_eq!(go_quote_bytes(b"a\xffb\n"), "\"a\\xffb\\n\"");
     }
 }

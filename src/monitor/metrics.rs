@@ -20,7 +20,7 @@ use std::time::{Instant, UNIX_EPOCH};
 /// The content type of the exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// Renders the metrics. `http_req_stats`, `mem` and `cpu` are the monitoring thread's own.
+/// Renders the metrics. `http_req_stats`, `mem` and `cpu` are the monitor's own.
 pub fn render(
     shared: &Shared,
     http_req_stats: &BTreeMap<&'static str, u64>,

@@ -2,12 +2,21 @@
 //! `/varz`, `/connz`, `/subsz` (alias `/subscriptionsz`), `/routez`, `/healthz`, the
 //! index page `/`, and, beyond the reference, `/metrics` for Prometheus.
 //!
-//! ## Threads
-//! The HTTP server is `tiny_http`: blocking, no async runtime. Its own accept thread and
-//! small pool (at least four threads) read and parse requests. One thread of beaver's,
-//! `beaver-monitor`, takes the parsed requests one at a time, computes each response and
-//! writes it. That thread owns the per-path request counts (`http_req_stats`) and the CPU
-//! sampler, so neither needs a lock.
+//! ## Threads, and what the port survives
+//! The HTTP server is beaver's own, in [`http`] (blocking, no async runtime, request heads
+//! parsed by `httparse`): an acceptor thread, `beaver-monitor`, and one thread per HTTP
+//! connection, `beaver-http`, at most 64. Each connection thread reads a request, computes
+//! the response with the `Handler` here, and writes it. The monitoring port must stay up
+//! whatever a client sends, and must never take the NATS server down with it; the limits
+//! that ensure it, and why they are what they are, are in [`http`]'s docs. In short:
+//! request heads up to 1 MiB (as nats-server), bodies never buffered, a 5 s deadline for a
+//! request head, 60 s for an idle keep-alive connection, 10 s (plus 1 s per MiB) to write a
+//! response, and when 64 connections are open, the oldest idle one (else the oldest) is
+//! closed to make room, so that `/healthz` always answers (on Windows its thread notices
+//! within 100 ms: see [`http`]).
+//!
+//! Paths are canonicalised as Go's `ServeMux` does for nats-server (`mux.rs`): `//connz`
+//! gets a `301` to `/connz`.
 //!
 //! ## What a request reads, and the locks it takes
 //! Monitoring never writes server state, and takes each lock briefly, one at a time, except
@@ -22,6 +31,11 @@
 //! - `/subsz`: the sublist's shard read locks and trie read lock while cloning the
 //!   subscriptions' `Arc`s; the shared match cache's shard read locks for its statistics.
 //!
+//! Every request also takes the monitor's own stats lock (`Handler::stats`: the per-path
+//! request counts, `http_req_stats`, and the CPU sampler), which the connection threads
+//! share. It is a leaf: held only to bump a count, copy the counts and compute the CPU
+//! percentage from numbers read before taking it; no other lock and no I/O under it.
+//!
 //! Lock order (docs/architecture.md): closed ring → registry shards (→ the leaving client's
 //! `settled` lock, in `Shared::depart`). Monitoring never holds a lock while taking a
 //! client's subscription map or identity, so it fits the server's order
@@ -30,12 +44,15 @@
 //! ## Robustness
 //! A panic in a handler (a bug) is caught: the request gets a 500 and the server goes on.
 //! Bad query values get a 400 with nats-server's message. Unknown paths get a 404.
-//! Shutdown unblocks the thread (`tiny_http::Server::unblock`) and joins it.
+//! Shutdown ([`Monitor::stop`]) stops the acceptor and every connection thread, waiting
+//! for them at most 2 s.
 
 mod closed;
 mod connz;
+pub mod http;
 mod json;
 mod metrics;
+mod mux;
 mod process;
 mod query;
 mod subsz;
@@ -47,19 +64,17 @@ pub use json::{go_duration, rfc3339_nano, uptime};
 
 use crate::config::Config;
 use crate::server::Shared;
+use parking_lot::Mutex;
 use query::Query;
 use std::collections::BTreeMap;
 use std::io;
-use std::net::SocketAddr;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// A bound monitoring port whose thread has not started yet (see [`Monitor::bind`]).
+/// A bound monitoring port whose threads have not started yet (see [`Monitor::bind`]).
 pub struct MonitorListener {
-    http: tiny_http::Server,
+    listener: TcpListener,
     addr: SocketAddr,
     host: String,
 }
@@ -72,15 +87,11 @@ impl MonitorListener {
 }
 
 /// The running monitoring server. Stopped by [`Monitor::stop`] (the server does it at
-/// shutdown).
+/// shutdown) or when dropped.
 pub struct Monitor {
-    http: Arc<tiny_http::Server>,
+    http: Option<http::HttpServer>,
     addr: SocketAddr,
     host: String,
-    /// Set before unblocking the thread, so it knows the wake-up is the end. Release/Acquire:
-    /// nothing else is published through it, but it keeps the intent obvious.
-    stopping: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl Monitor {
@@ -98,41 +109,42 @@ impl Monitor {
                 )
             })?,
         };
-        let http = tiny_http::Server::http((host.as_str(), port)).map_err(|e| {
+        let listener = crate::listen::bind(&host, port).map_err(|e| {
             io::Error::other(format!(
                 "can't listen to the monitor port: {}: {e}",
-                join_host_port(&host, port)
+                crate::listen::join_host_port(&host, port)
             ))
         })?;
-        let addr = http.server_addr().to_ip().ok_or_else(|| {
-            io::Error::other("can't listen to the monitor port: not an IP address")
-        })?;
-        Ok(MonitorListener { http, addr, host })
+        let addr = listener.local_addr()?;
+        Ok(MonitorListener {
+            listener,
+            addr,
+            host,
+        })
     }
 
-    /// Starts the `beaver-monitor` thread serving `listener` for `shared`.
+    /// Starts serving `listener` for `shared`: the acceptor thread now, a thread per HTTP
+    /// connection as they come (see the module docs).
     pub fn spawn(listener: MonitorListener, shared: Arc<Shared>) -> io::Result<Monitor> {
-        let http = Arc::new(listener.http);
-        let stopping = Arc::new(AtomicBool::new(false));
         let handler = Handler {
-            cpu: process::CpuSampler::new(shared.start_instant),
+            stats: Mutex::new(Stats {
+                requests: BTreeMap::new(),
+                cpu: process::CpuSampler::new(shared.start_instant),
+            }),
             shared,
             http_host: listener.host.clone(),
-            requests: BTreeMap::new(),
         };
-        let thread = {
-            let http = http.clone();
-            let stopping = stopping.clone();
-            std::thread::Builder::new()
-                .name("beaver-monitor".into())
-                .spawn(move || handler.run(&http, &stopping))?
+        let config = http::Config {
+            log_name: "Monitoring",
+            acceptor_thread: "beaver-monitor",
+            connection_thread: "beaver-http",
+            limits: http::Limits::default(),
         };
+        let server = http::HttpServer::spawn(listener.listener, Arc::new(handler), config)?;
         Ok(Monitor {
-            http,
+            http: Some(server),
             addr: listener.addr,
             host: listener.host,
-            stopping,
-            thread: Some(thread),
         })
     }
 
@@ -143,42 +155,25 @@ impl Monitor {
 
     /// `HOST:PORT` as nats-server logs it: the configured host and the real port.
     pub fn display_addr(&self) -> String {
-        join_host_port(&self.host, self.addr.port())
+        crate::listen::join_host_port(&self.host, self.addr.port())
     }
 
-    /// Stops the thread: requests already parsed are answered, then it exits.
+    /// Stops accepting, closes every monitoring connection (a response being written is
+    /// cut), and waits for the threads at most 2 s. Never blocks longer.
     pub fn stop(mut self) {
-        self.stop_now();
-    }
-
-    fn stop_now(&mut self) {
-        self.stopping.store(true, Ordering::Release);
-        self.http.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some(http) = self.http.take() {
+            http.stop();
         }
     }
 }
 
-impl Drop for Monitor {
-    fn drop(&mut self) {
-        self.stop_now();
-    }
-}
-
-/// Go's `net.JoinHostPort`: brackets around an IPv6 host.
-fn join_host_port(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
-/// A response before it is handed to `tiny_http`.
+/// A response before it is handed to the HTTP layer.
 struct Reply {
     status: u16,
+    /// Empty: no `Content-Type` (a redirect of a `POST`).
     content_type: &'static str,
+    /// Header fields after `Content-Type` (`Location`, `X-Content-Type-Options`).
+    headers: Vec<(&'static str, String)>,
     body: Vec<u8>,
 }
 
@@ -187,6 +182,7 @@ impl Reply {
         Reply {
             status,
             content_type: "text/plain; charset=utf-8",
+            headers: Vec::new(),
             body: body.into().into_bytes(),
         }
     }
@@ -194,6 +190,27 @@ impl Reply {
     /// A 400 with nats-server's message (Go sends it as plain text).
     fn bad_request(message: String) -> Reply {
         Reply::text(400, message)
+    }
+
+    /// Go's `http.NotFound`.
+    fn not_found() -> Reply {
+        let mut r = Reply::text(404, "404 page not found\n");
+        r.headers.push(("X-Content-Type-Options", "nosniff".into()));
+        r
+    }
+
+    /// Go's `ServeMux` redirect to a clean path (see [`mux`]).
+    fn redirect(r: mux::Redirect) -> Reply {
+        Reply {
+            status: 301,
+            content_type: if r.html {
+                "text/html; charset=utf-8"
+            } else {
+                ""
+            },
+            headers: vec![("Location", r.location)],
+            body: r.body.into_bytes(),
+        }
     }
 
     /// A JSON document, or JSONP when the query has `callback=`: `callback(json)` with
@@ -204,6 +221,7 @@ impl Reply {
             return Reply {
                 status: 200,
                 content_type: "application/json",
+                headers: Vec::new(),
                 body,
             };
         }
@@ -220,15 +238,21 @@ impl Reply {
         Reply {
             status: 200,
             content_type: "application/javascript",
+            headers: Vec::new(),
             body: wrapped,
         }
     }
 
-    fn into_response(self) -> tiny_http::Response<io::Cursor<Vec<u8>>> {
-        let response = tiny_http::Response::from_data(self.body).with_status_code(self.status);
-        match tiny_http::Header::from_bytes(&b"Content-Type"[..], self.content_type.as_bytes()) {
-            Ok(h) => response.with_header(h),
-            Err(()) => response,
+    fn into_response(self) -> http::Response {
+        let mut headers = Vec::with_capacity(self.headers.len() + 1);
+        if !self.content_type.is_empty() {
+            headers.push(("Content-Type", self.content_type.to_owned()));
+        }
+        headers.extend(self.headers);
+        http::Response {
+            status: self.status,
+            headers,
+            body: self.body,
         }
     }
 }
@@ -269,79 +293,76 @@ const ROOT_HTML: &str = r#"<!DOCTYPE html>
 </html>
 "#;
 
-/// The monitoring thread's state (see the module docs).
+/// What every monitoring request needs; shared by the HTTP connection threads.
 struct Handler {
     shared: Arc<Shared>,
     /// The monitoring host as configured (`/varz` `http_host`).
     http_host: String,
+    /// The per-path request counts and the CPU sampler. A `parking_lot::Mutex` because
+    /// several connection threads serve requests at once; it is a leaf lock, held only to
+    /// update or copy these (see the module docs), so contention is a few instructions.
+    stats: Mutex<Stats>,
+}
+
+/// The monitor's own state (see [`Handler::stats`]).
+struct Stats {
     /// Requests per path (`/varz` `http_req_stats`).
     requests: BTreeMap<&'static str, u64>,
     cpu: process::CpuSampler,
 }
 
+impl http::Handler for Handler {
+    fn handle(&self, request: &http::Request<'_>) -> http::Response {
+        self.route(request).into_response()
+    }
+}
+
 impl Handler {
-    fn run(mut self, http: &tiny_http::Server, stopping: &AtomicBool) {
-        loop {
-            match http.recv() {
-                Ok(request) => self.serve(request),
-                Err(e) => {
-                    if stopping.load(Ordering::Acquire) {
-                        return;
-                    }
-                    // An accept error (e.g. out of file descriptors): tiny_http reports it
-                    // and goes on; do not spin on a repeated one.
-                    log::debug!("Monitoring: {e}");
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-        }
-    }
-
-    fn serve(&mut self, request: tiny_http::Request) {
-        let url = request.url().to_owned();
-        let reply = match catch_unwind(AssertUnwindSafe(|| self.route(&url))) {
-            Ok(reply) => reply,
-            Err(_) => {
-                log::error!("Monitoring: the handler for {url:?} failed (a bug in beaver)");
-                Reply::text(500, "500 internal server error\n")
-            }
-        };
-        if let Err(e) = request.respond(reply.into_response()) {
-            log::debug!("Monitoring: error writing the response to {url:?}: {e}");
-        }
-    }
-
     /// Counts a request of `path` (nats-server's `httpReqStats`).
-    fn count(&mut self, path: &'static str) {
-        *self.requests.entry(path).or_insert(0) += 1;
+    fn count(&self, path: &'static str) {
+        *self.stats.lock().requests.entry(path).or_insert(0) += 1;
     }
 
-    /// Dispatches on the path. Where nats-server counts a request before decoding its
-    /// query and where after, beaver does the same, so `http_req_stats` agree.
-    fn route(&mut self, url: &str) -> Reply {
-        let (raw_path, raw_query) = url.split_once('?').unwrap_or((url, ""));
-        let q = Query::parse(raw_query);
-        let path = query::unescape_path(raw_path).unwrap_or_default();
-        match path.as_str() {
-            "/" => {
+    /// Counts a request of `path`, and returns the counts and the CPU percentage (the CPU
+    /// time is read from `/proc` before the lock is taken).
+    fn count_and_sample(&self, path: &'static str) -> (BTreeMap<&'static str, u64>, f64) {
+        let cpu_time = process::cpu_time();
+        let now = Instant::now();
+        let mut stats = self.stats.lock();
+        *stats.requests.entry(path).or_insert(0) += 1;
+        let cpu = stats.cpu.sample(now, cpu_time);
+        (stats.requests.clone(), cpu)
+    }
+
+    /// Dispatches on the decoded path, after Go's `ServeMux` redirect of paths that are not
+    /// clean. Where nats-server counts a request before decoding its query and where
+    /// after, beaver does the same, so `http_req_stats` agree.
+    fn route(&self, request: &http::Request<'_>) -> Reply {
+        if let Some(r) = mux::redirect(request.method, &request.path, request.raw_query) {
+            return Reply::redirect(r);
+        }
+        let q = Query::parse(request.raw_query);
+        match &*request.path {
+            b"/" => {
                 self.count("/");
                 Reply {
                     status: 200,
                     content_type: "text/html; charset=utf-8",
+                    headers: Vec::new(),
                     body: ROOT_HTML.as_bytes().to_vec(),
                 }
             }
-            "/varz" => {
-                self.count("/varz");
+            b"/varz" => {
+                let (http_req_stats, cpu) = self.count_and_sample("/varz");
                 let extras = varz::VarzExtras {
-                    http_req_stats: self.requests.clone(),
+                    http_req_stats,
                     mem: process::resident_memory(),
-                    cpu: self.cpu.sample(Instant::now()),
+                    cpu,
                     http_host: self.http_host.clone(),
                 };
                 Reply::json(&q, json::to_go_json(&varz::varz(&self.shared, extras)))
             }
-            "/connz" => {
+            b"/connz" => {
                 let opts = match connz::ConnzOptions::decode(&q) {
                     Ok(o) => o,
                     Err(m) => return Reply::bad_request(m),
@@ -352,7 +373,7 @@ impl Handler {
                     Err(m) => Reply::bad_request(m),
                 }
             }
-            "/routez" => {
+            b"/routez" => {
                 let subs = match query::decode_subs(&q) {
                     Ok(s) => s != query::SubsMode::None,
                     Err(m) => return Reply::bad_request(m),
@@ -360,7 +381,7 @@ impl Handler {
                 self.count("/routez");
                 Reply::json(&q, json::to_go_json(&varz::routez(&self.shared, subs)))
             }
-            "/subsz" | "/subscriptionsz" => {
+            b"/subsz" | b"/subscriptionsz" => {
                 self.count("/subsz");
                 match subsz::subsz(&self.shared, &q) {
                     Ok(subsz::SubszReply::Stats(s)) => Reply::json(&q, json::to_go_json(&s)),
@@ -368,7 +389,7 @@ impl Handler {
                     Err(m) => Reply::bad_request(m),
                 }
             }
-            "/healthz" => {
+            b"/healthz" => {
                 self.count("/healthz");
                 for flag in ["js-enabled", "js-enabled-only", "js-server-only"] {
                     if let Err(m) = query::decode_bool(&q, flag) {
@@ -380,17 +401,17 @@ impl Handler {
                     .unwrap_or_else(|_| b"{\"status\":\"ok\"}".to_vec());
                 Reply::json(&q, body)
             }
-            "/metrics" => {
-                self.count("/metrics");
+            b"/metrics" => {
+                let (requests, cpu) = self.count_and_sample("/metrics");
                 let mem = process::resident_memory();
-                let cpu = self.cpu.sample(Instant::now());
                 Reply {
                     status: 200,
                     content_type: metrics::CONTENT_TYPE,
-                    body: metrics::render(&self.shared, &self.requests, mem, cpu).into_bytes(),
+                    headers: Vec::new(),
+                    body: metrics::render(&self.shared, &requests, mem, cpu).into_bytes(),
                 }
             }
-            _ => Reply::text(404, "404 page not found\n"),
+            _ => Reply::not_found(),
         }
     }
 }
@@ -423,11 +444,5 @@ mod tests {
             Reply::json(&Query::parse("callback=a(b"), vec![]).status,
             400
         );
-    }
-
-    #[test]
-    fn host_port() {
-        assert_eq!(join_host_port("127.0.0.1", 8222), "127.0.0.1:8222");
-        assert_eq!(join_host_port("::1", 8222), "[::1]:8222");
     }
 }

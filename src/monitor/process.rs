@@ -52,7 +52,8 @@ pub fn cpu_time() -> Option<Duration> {
     ))
 }
 
-/// Samples CPU use on request (see the module docs). Owned by the monitoring thread.
+/// Samples CPU use on request (see the module docs). Shared by the monitoring threads
+/// behind the monitor's stats lock; the CPU time is read by the caller, outside the lock.
 #[derive(Debug)]
 pub struct CpuSampler {
     /// The previous sample: when, and the CPU time then.
@@ -74,9 +75,10 @@ impl CpuSampler {
         }
     }
 
-    /// The CPU use in percent of one core, with one decimal, as of `now`.
-    pub fn sample(&mut self, now: Instant) -> f64 {
-        let Some(cpu) = cpu_time() else {
+    /// The CPU use in percent of one core, with one decimal, as of `now`, when the
+    /// process had used `cpu` ([`cpu_time`], read at `now`; `None` where unknown: 0).
+    pub fn sample(&mut self, now: Instant, cpu: Option<Duration>) -> f64 {
+        let Some(cpu) = cpu else {
             return 0.0;
         };
         let wall = now.saturating_duration_since(self.last.0);
@@ -127,7 +129,7 @@ mod tests {
         assert!(resident_memory() > 0);
         assert!(cpu_time().is_some());
         let mut s = CpuSampler::new(Instant::now() - Duration::from_secs(10));
-        let p = s.sample(Instant::now());
+        let p = s.sample(Instant::now(), cpu_time());
         assert!(p >= 0.0);
     }
 }

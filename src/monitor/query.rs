@@ -8,12 +8,23 @@
 //!   `strconv.ParseUint` (no sign), booleans `strconv.ParseBool` (`1`, `t`, `T`, `true`,
 //!   `TRUE`, `True`, and the same for false).
 
-use super::json::go_quote;
+use super::http::unescape;
+use super::json::go_quote_bytes;
 
 /// A decoded query string.
 #[derive(Debug, Default, Clone)]
 pub struct Query {
-    pairs: Vec<(String, String)>,
+    pairs: Vec<Param>,
+}
+
+/// One `key=value` pair.
+#[derive(Debug, Clone)]
+struct Param {
+    key: String,
+    /// The value as text (bytes that are not UTF-8 replaced by U+FFFD).
+    text: String,
+    /// The value's bytes, when they are not UTF-8 (otherwise `text` holds them).
+    raw: Option<Vec<u8>>,
 }
 
 impl Query {
@@ -25,53 +36,38 @@ impl Query {
                 continue;
             }
             let (k, v) = part.split_once('=').unwrap_or((part, ""));
-            if let (Some(k), Some(v)) = (unescape(k), unescape(v)) {
-                pairs.push((k, v));
-            }
+            let (Some(k), Some(v)) = (unescape(k.as_bytes(), true), unescape(v.as_bytes(), true))
+            else {
+                continue;
+            };
+            let key = String::from_utf8_lossy(&k).into_owned();
+            let (text, raw) = match String::from_utf8(v.into_owned()) {
+                Ok(text) => (text, None),
+                Err(e) => (
+                    String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                    Some(e.into_bytes()),
+                ),
+            };
+            pairs.push(Param { key, text, raw });
         }
         Query { pairs }
     }
 
-    /// The first value of `key`, or `""`.
+    fn find(&self, key: &str) -> Option<&Param> {
+        self.pairs.iter().find(|p| p.key == key)
+    }
+
+    /// The first value of `key` as text, or `""`.
     pub fn get(&self, key: &str) -> &str {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map_or("", |(_, v)| v.as_str())
+        self.find(key).map_or("", |p| p.text.as_str())
     }
-}
 
-/// Go's `QueryUnescape`: `+` is a space, `%XX` a byte; `None` for a bad escape or bytes that
-/// are not UTF-8 (Go keeps those as raw bytes; beaver's parameters are all ASCII).
-fn unescape(s: &str) -> Option<String> {
-    unescape_with(s, true)
-}
-
-/// The path of a request URL as Go's `net/url` decodes it (`%XX` escapes, `+` kept), which
-/// is what nats-server's handlers are matched against: `/var%7A` is `/varz` there. `None`
-/// for a bad escape (Go answers 400 before routing; beaver answers 404).
-pub fn unescape_path(s: &str) -> Option<String> {
-    unescape_with(s, false)
-}
-
-fn unescape_with(s: &str, plus_is_space: bool) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' if plus_is_space => out.push(b' '),
-            b'%' => {
-                let hex = b.get(i + 1..i + 3)?;
-                let hex = std::str::from_utf8(hex).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            c => out.push(c),
-        }
-        i += 1;
+    /// The first value of `key` as bytes, or empty: what filters compare (Go compares the
+    /// bytes, so a value that is not UTF-8 matches no name).
+    pub fn get_raw(&self, key: &str) -> &[u8] {
+        self.find(key)
+            .map_or(&[][..], |p| p.raw.as_deref().unwrap_or(p.text.as_bytes()))
     }
-    String::from_utf8(out).ok()
 }
 
 /// `strconv.Atoi` of parameter `name` (0 when absent); the error is nats-server's message.
@@ -83,7 +79,7 @@ pub fn decode_int(q: &Query, name: &str) -> Result<i64, String> {
     let bad = |what: &str| {
         format!(
             "Error decoding int for '{name}': strconv.Atoi: parsing {}: {what}",
-            go_quote(v)
+            go_quote_bytes(q.get_raw(name))
         )
     };
     let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
@@ -102,7 +98,7 @@ pub fn decode_uint(q: &Query, name: &str) -> Result<u64, String> {
     let bad = |what: &str| {
         format!(
             "Error decoding uint64 for '{name}': strconv.ParseUint: parsing {}: {what}",
-            go_quote(v)
+            go_quote_bytes(q.get_raw(name))
         )
     };
     if !v.bytes().all(|c| c.is_ascii_digit()) {
@@ -117,9 +113,9 @@ pub fn decode_bool(q: &Query, name: &str) -> Result<bool, String> {
         "" => Ok(false),
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        v => Err(format!(
+        _ => Err(format!(
             "Error decoding boolean for '{name}': strconv.ParseBool: parsing {}: invalid syntax",
-            go_quote(v)
+            go_quote_bytes(q.get_raw(name))
         )),
     }
 }
@@ -161,9 +157,16 @@ mod tests {
         assert_eq!(q.get("empty"), "");
         assert_eq!(q.get("flag"), "");
         assert_eq!(q.get("missing"), "");
-        assert_eq!(unescape_path("/var%7A").as_deref(), Some("/varz"));
-        assert_eq!(unescape_path("/a+b").as_deref(), Some("/a+b"));
-        assert_eq!(unescape_path("/bad%zz"), None);
+        // A value that is not UTF-8 is kept (Go keeps it), not dropped.
+        let q = Query::parse("user=%ff&x=1");
+        assert_eq!(q.get_raw("user"), b"\xff");
+        assert_eq!(q.get("user"), "\u{fffd}");
+        assert_eq!(q.get_raw("x"), b"1");
+        assert_eq!(q.get_raw("missing"), b"");
+        assert_eq!(
+            decode_int(&Query::parse("limit=%ff"), "limit").unwrap_err(),
+            "Error decoding int for 'limit': strconv.Atoi: parsing \"\\xff\": invalid syntax"
+        );
     }
 
     #[test]

@@ -107,14 +107,16 @@ pub fn subsz(shared: &Shared, q: &Query) -> Result<SubszReply, String> {
         l if l <= 0 => DEFAULT_LIMIT,
         l => l as u64,
     };
-    let test = q.get("test");
-    if !test.is_empty() && !is_valid_literal_subject(test.as_bytes()) {
+    // Raw bytes: a value that is not UTF-8 tests (or names) nothing, as in nats-server.
+    let test = q.get_raw("test");
+    if !test.is_empty() && !is_valid_literal_subject(test) {
         return Err(format!(
-            "invalid test subject, must be valid publish subject: {test}"
+            "invalid test subject, must be valid publish subject: {}",
+            q.get("test")
         ));
     }
-    let account = q.get("acc");
-    let wanted = |a: &crate::account::Account| account.is_empty() || a.name == account;
+    let account = q.get_raw("acc");
+    let wanted = |a: &crate::account::Account| account.is_empty() || a.name.as_bytes() == account;
     let now = SystemTime::now();
     let stats = SubszStats::from(shared.accounts.stats(wanted));
     if !list {
@@ -125,7 +127,7 @@ pub fn subsz(shared: &Shared, q: &Query) -> Result<SubszReply, String> {
     let mut subs: Vec<Arc<Subscription>> = Vec::new();
     for a in shared.accounts.iter().filter(|a| wanted(a)) {
         a.sublist.for_each(|s| {
-            if test.is_empty() || subject_matches(test.as_bytes(), &s.subject) {
+            if test.is_empty() || subject_matches(test, &s.subject) {
                 subs.push(s.clone());
             }
         });

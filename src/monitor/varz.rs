@@ -165,7 +165,7 @@ pub struct Varz {
     pub beaver_version: &'static str,
 }
 
-/// What `/varz` needs besides the shared state: the monitoring thread's own figures.
+/// What `/varz` needs besides the shared state: the monitor's own figures.
 #[derive(Debug, Clone)]
 pub struct VarzExtras {
     /// Requests per path.

@@ -15,7 +15,7 @@
 //! counted once: never in both, never in neither.
 //!
 //! ## Shutdown protocol
-//! [`Server::shutdown`]: (1) set `shutting_down`, stop the monitoring thread, and wake the
+//! [`Server::shutdown`]: (1) set `shutting_down`, stop monitoring (its threads), and wake the
 //! acceptor with a connection to itself, so it stops accepting; (2) close every client gracefully: each gets a close marker
 //! behind what is already queued, so writers flush accepted output first and then shut the
 //! socket, which wakes its reader, which removes its subscriptions and unregisters; (3) wait
@@ -362,7 +362,7 @@ impl From<io::Error> for StartError {
 
 impl Server {
     /// Binds the client port (and the monitoring port when `http_port` is set), and starts
-    /// the acceptor, the writer pool and the monitoring thread.
+    /// the acceptor, the writer pool and the monitoring acceptor.
     pub fn start(config: Config) -> Result<Server, StartError> {
         let tls = match &config.tls {
             Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
