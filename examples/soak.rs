@@ -271,8 +271,15 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let conf_a = dir.join("a.conf");
     let conf_b = dir.join("b.conf");
-    std::fs::write(&conf_a, "max_pending: 4MB\nping_interval: \"2m\"\n").unwrap();
-    std::fs::write(&conf_b, "max_pending: 64MB\n").unwrap();
+    // A ring of 1,000 closed connections (beaver's `max_closed_clients`; default 10,000):
+    // with ~100 connections a second coming and going, the default ring takes a couple of
+    // minutes to fill, and its growth would hide any other in the memory samples.
+    std::fs::write(
+        &conf_a,
+        "max_pending: 4MB\nping_interval: \"2m\"\nmax_closed_clients: 1000\n",
+    )
+    .unwrap();
+    std::fs::write(&conf_b, "max_pending: 64MB\nmax_closed_clients: 1000\n").unwrap();
     let a = start(&o.bin, "A", &conf_a, &[], &dir.join("a.log"));
     let b = start(&o.bin, "B", &conf_b, &[a.cluster], &dir.join("b.log"));
     let stop = Arc::new(AtomicBool::new(false));
@@ -502,9 +509,9 @@ fn main() {
                 std::thread::sleep(Duration::from_secs(3));
                 flip = !flip;
                 let text = if flip {
-                    "max_pending: 4MB\nping_interval: \"90s\"\n"
+                    "max_pending: 4MB\nping_interval: \"90s\"\nmax_closed_clients: 1000\n"
                 } else {
-                    "max_pending: 4MB\nping_interval: \"2m\"\n"
+                    "max_pending: 4MB\nping_interval: \"2m\"\nmax_closed_clients: 1000\n"
                 };
                 std::fs::write(&conf, text).unwrap();
                 match Command::new(&bin)

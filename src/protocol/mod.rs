@@ -8,12 +8,14 @@ mod connect;
 mod info;
 mod msg;
 mod parser;
+mod redact;
 
-pub use connect::{redact_secrets, ConnectError, ConnectOptions};
+pub use connect::{ConnectError, ConnectOptions};
 pub use info::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
 pub(crate) use info::{go_write_char_escape, go_write_string_fragment, GoFormatter as GoJson};
 pub use msg::{write_msg_line, MsgLine};
 pub use parser::{parse_size, ClientOp, ParseError, Parser, PubLine, Publish, Step};
+pub use redact::redact_secrets;
 
 /// `+OK`, sent after each operation when the client is verbose (not after `PING`/`PONG`).
 pub const OK: &[u8] = b"+OK\r\n";
