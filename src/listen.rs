@@ -72,7 +72,7 @@ impl AcceptLoop {
         }
         let deadline = Instant::now() + STOP_WAIT;
         while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
+            std::thread::sleep(Duration::from_micros(100));
         }
         if thread.is_finished() {
             let _ = thread.join();

@@ -15,12 +15,13 @@
 //! counted once: never in both, never in neither.
 //!
 //! ## Shutdown protocol
-//! [`Server::shutdown`]: (1) set `shutting_down`, stop monitoring (its threads), and wake the
-//! acceptor with a connection to itself, so it stops accepting; (2) close every client gracefully: each gets a close marker
-//! behind what is already queued, so writers flush accepted output first and then shut the
-//! socket, which wakes its reader, which removes its subscriptions and unregisters; (3) wait
-//! until every reader is gone, up to [`SHUTDOWN_GRACE`], then shut any straggler's socket at
-//! once; (4) stop the writer pool.
+//! [`Server::shutdown`]: set `shutting_down` (the acceptors drop whatever they still
+//! accept), then (1) close every client gracefully (each gets a close marker behind what is
+//! already queued, so writers flush accepted output first and then shut the socket, which
+//! wakes its reader, which removes its subscriptions and unregisters) and every route;
+//! (2) stop monitoring and the accept loops ([`AcceptLoop::stop`]: bounded, never hanging);
+//! (3) wait until every reader is gone, up to [`SHUTDOWN_GRACE`], then shut any straggler's
+//! socket at once; (4) stop the writer pool.
 
 mod acceptor;
 
@@ -579,31 +580,37 @@ impl Server {
         if self.shared.shutting_down.swap(true, Ordering::AcqRel) {
             return;
         }
-        // (1) Stop monitoring and accepting.
-        if let Some(m) = self.monitor.take() {
-            m.stop();
-        }
-        self.stop_accepting();
-        // (1b) Stop the route listener and close every route (their readers remove the
-        // remote interest and leave).
-        if let Some(routes) = &self.shared.routes {
-            routes.close_all();
-            if let Some(a) = self.route_acceptor.as_mut() {
-                a.stop();
-            }
-        }
-        // (2) Close every client gracefully.
+        // (1) Close every client gracefully, and every route (their readers remove the
+        // remote interest and leave). First, so that clients see the end at once: from the
+        // `shutting_down` flag on, the acceptors drop whatever they still accept.
         let clients: Vec<Arc<Client>> = self.shared.client_list();
         for c in &clients {
             c.close(CloseReason::ServerShutdown);
         }
+        if let Some(routes) = &self.shared.routes {
+            routes.close_all();
+        }
+        // (2) Stop monitoring and the accept loops (each bounded: see `AcceptLoop::stop`).
+        if let Some(m) = self.monitor.take() {
+            m.stop();
+        }
+        self.stop_accepting();
+        if let Some(a) = self.route_acceptor.as_mut() {
+            a.stop();
+        }
+        // A connection the acceptor was registering while (1) ran is closed now (closing is
+        // idempotent), rather than found a straggler after the grace period.
+        for c in self.shared.client_list() {
+            c.close(CloseReason::ServerShutdown);
+        }
         // (3) Wait for the readers to finish (each unregisters once its socket is shut,
-        // i.e. after its output was flushed), then cut what is left. Polling is fine here:
-        // shutdown happens once.
+        // i.e. after its output was flushed), then cut what is left. Polling (every
+        // millisecond) is fine here: shutdown happens once, and clients' harnesses time how
+        // soon the process is gone after the sockets close.
         let wait_empty = |limit: Duration| {
             let deadline = Instant::now() + limit;
             while !self.shared.clients.is_empty() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
+                std::thread::sleep(Duration::from_millis(1));
             }
         };
         wait_empty(SHUTDOWN_GRACE);
@@ -616,7 +623,7 @@ impl Server {
         if let Some(routes) = &self.shared.routes {
             let deadline = Instant::now() + Duration::from_secs(2);
             while !routes.is_empty() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
+                std::thread::sleep(Duration::from_millis(1));
             }
             for r in routes.all() {
                 r.client.abort(CloseReason::ServerShutdown);
