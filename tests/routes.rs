@@ -34,19 +34,25 @@ struct Node {
 /// Starts a node of cluster `t` routing to `routes` (route ports). `None` when nats-server
 /// is asked for and not installed (the test then skips).
 fn node(kind: Kind, name: &str, routes: &[u16]) -> Option<Node> {
+    node_with(kind, name, routes, &[])
+}
+
+/// [`node`], with `extra` arguments before the cluster flags (e.g. `-c FILE`).
+fn node_with(kind: Kind, name: &str, routes: &[u16], extra: &[&str]) -> Option<Node> {
     let routes_arg = routes
         .iter()
         .map(|p| format!("nats://127.0.0.1:{p}"))
         .collect::<Vec<_>>()
         .join(",");
-    let mut args = vec![
+    let mut args = extra.to_vec();
+    args.extend([
         "-n",
         name,
         "--cluster",
         "nats://127.0.0.1:-1",
         "--cluster_name",
         "t",
-    ];
+    ]);
     if !routes.is_empty() {
         args.push("--routes");
         args.push(&routes_arg);
@@ -982,33 +988,11 @@ fn large_messages_cross_routes_intact() {
         (Kind::Nats, Kind::Beaver),
         (Kind::Beaver, Kind::Nats),
     ] {
-        let start = |kind: Kind, routes: &[u16]| -> Option<Node> {
-            let routes_arg = routes
-                .iter()
-                .map(|p| format!("nats://127.0.0.1:{p}"))
-                .collect::<Vec<_>>()
-                .join(",");
-            let mut args = vec![
-                "-c",
-                conf.as_str(),
-                "--cluster",
-                "nats://127.0.0.1:-1",
-                "--cluster_name",
-                "t",
-            ];
-            if !routes.is_empty() {
-                args.push("--routes");
-                args.push(&routes_arg);
-            }
-            let server = match kind {
-                Kind::Beaver => ServerProcess::beaver(&args),
-                Kind::Nats => ServerProcess::nats_server(&args)?,
-            };
-            let route_port = route_port_of(&server);
-            Some(Node { server, route_port })
+        let extra = ["-c", conf.as_str()];
+        let Some(a) = node_with(first, "A", &[], &extra) else {
+            return;
         };
-        let Some(a) = start(first, &[]) else { return };
-        let Some(b) = start(second, &[a.route_port]) else {
+        let Some(b) = node_with(second, "B", &[a.route_port], &extra) else {
             return;
         };
         let mut sub = b.server.raw();
