@@ -241,7 +241,10 @@ impl Authenticator {
     pub fn error_message(&self, user: &str) -> String {
         match &self.mode {
             Mode::Users { .. } => {
-                format!("authentication error - User {}", go_quote(user.as_bytes()))
+                format!(
+                    "authentication error - User {}",
+                    crate::protocol::go_quote(user.as_bytes())
+                )
             }
             _ => "authentication error".into(),
         }
@@ -317,38 +320,6 @@ fn login_of(u: &UserEntry) -> Login {
     }
 }
 
-/// Quotes bytes as Go's `%q` does for the strings nats-server puts in its errors and logs:
-/// `"` and `\` escaped, printable characters kept, control characters and invalid UTF-8 as
-/// `\n`, `\t`, `\x01`... (non-printable Unicode is kept as is: subjects rarely hold any).
-pub fn go_quote(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() + 2);
-    out.push('"');
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{7}' => out.push_str("\\a"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                '\u{b}' => out.push_str("\\v"),
-                c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                    out.push_str(&format!("\\x{:02x}", c as u32));
-                }
-                c => out.push(c),
-            }
-        }
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,15 +385,5 @@ mod tests {
         let a = Authenticator::new(&Config::default(), &Accounts::new(&Config::default()));
         assert!(!a.required());
         assert!(a.authenticate(&opts("x", "y", "")).is_ok());
-    }
-
-    #[test]
-    fn go_quoting() {
-        assert_eq!(go_quote(b"foo.bar"), "\"foo.bar\"");
-        assert_eq!(
-            go_quote(b"a\"b\\c\td\x01\xff"),
-            "\"a\\\"b\\\\c\\td\\x01\\xff\""
-        );
-        assert_eq!(go_quote("é".as_bytes()), "\"é\"");
     }
 }

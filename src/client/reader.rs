@@ -26,12 +26,12 @@
 
 use super::{lock_session, Client, CloseReason, Outbox, Subscription};
 use crate::account::Account;
-use crate::auth::{go_quote, Login, Permissions, PubCache};
+use crate::auth::{Login, Permissions, PubCache};
 use crate::client::Claim;
 use crate::client::StallPolicy;
 use crate::outbound::SHARE_MIN;
 use crate::protocol::{
-    self, err, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
+    self, err, go_quote, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
 };
 use crate::server::{Admission, Shared};
 use crate::socket::Socket;

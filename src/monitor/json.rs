@@ -220,47 +220,6 @@ pub fn go_float<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
-/// A string quoted as Go's `strconv.Quote` does for the values it appears with here (query
-/// parameters in error messages): `"abc"`, with `"`, `\` and control characters escaped.
-pub fn go_quote(v: &str) -> String {
-    let mut s = String::with_capacity(v.len() + 2);
-    s.push('"');
-    for c in v.chars() {
-        match c {
-            '"' => s.push_str("\\\""),
-            '\\' => s.push_str("\\\\"),
-            '\n' => s.push_str("\\n"),
-            '\r' => s.push_str("\\r"),
-            '\t' => s.push_str("\\t"),
-            '\x07' => s.push_str("\\a"),
-            '\x08' => s.push_str("\\b"),
-            '\x0b' => s.push_str("\\v"),
-            '\x0c' => s.push_str("\\f"),
-            c if (c as u32) < 0x20 || c == '\x7f' => s.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() => s.push_str(&format!("\\u{:04x}", c as u32)),
-            c => s.push(c),
-        }
-    }
-    s.push('"');
-    s
-}
-
-/// [`go_quote`] of bytes: where they are not UTF-8, each byte is `\xNN`, as Go quotes
-/// it (`strconv.Atoi: parsing "\xff"`).
-pub fn go_quote_bytes(v: &[u8]) -> String {
-    let mut s = String::with_capacity(v.len() + 2);
-    s.push('"');
-    for chunk in v.utf8_chunks() {
-        let valid = go_quote(chunk.valid());
-        s.push_str(&valid[1..valid.len() - 1]);
-        for b in chunk.invalid() {
-            s.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    s.push('"');
-    s
-}
-
 /// Whether a number is zero (for `skip_serializing_if`, Go's `omitempty`).
 pub fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
@@ -363,9 +322,10 @@ mod tests {
 
     #[test]
     fn quoting_as_go() {
-        assert_eq!(go_quote("abc"), "\"abc\"");
-        assert_eq!(go_quote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\x01\"");
-        assert_eq!(go_quote("µ"), "\"µ\"");
-        assert_eq!(go_quote_bytes(b"a\xffb\n"), "\"a\\xffb\\n\"");
+        use crate::protocol::go_quote;
+        assert_eq!(go_quote(b"abc"), "\"abc\"");
+        assert_eq!(go_quote(b"a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\x01\"");
+        assert_eq!(go_quote("µ".as_bytes()), "\"µ\"");
+        assert_eq!(go_quote(b"a\xffb\n"), "\"a\\xffb\\n\"");
     }
 }

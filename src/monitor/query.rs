@@ -9,7 +9,7 @@
 //!   `TRUE`, `True`, and the same for false).
 
 use super::http::unescape;
-use super::json::go_quote_bytes;
+use crate::protocol::go_quote;
 
 /// A decoded query string.
 #[derive(Debug, Default, Clone)]
@@ -79,7 +79,7 @@ pub fn decode_int(q: &Query, name: &str) -> Result<i64, String> {
     let bad = |what: &str| {
         format!(
             "Error decoding int for '{name}': strconv.Atoi: parsing {}: {what}",
-            go_quote_bytes(q.get_raw(name))
+            go_quote(q.get_raw(name))
         )
     };
     let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
@@ -98,7 +98,7 @@ pub fn decode_uint(q: &Query, name: &str) -> Result<u64, String> {
     let bad = |what: &str| {
         format!(
             "Error decoding uint64 for '{name}': strconv.ParseUint: parsing {}: {what}",
-            go_quote_bytes(q.get_raw(name))
+            go_quote(q.get_raw(name))
         )
     };
     if !v.bytes().all(|c| c.is_ascii_digit()) {
@@ -115,7 +115,7 @@ pub fn decode_bool(q: &Query, name: &str) -> Result<bool, String> {
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
         _ => Err(format!(
             "Error decoding boolean for '{name}': strconv.ParseBool: parsing {}: invalid syntax",
-            go_quote_bytes(q.get_raw(name))
+            go_quote(q.get_raw(name))
         )),
     }
 }

@@ -8,6 +8,7 @@ mod connect;
 mod info;
 mod msg;
 mod parser;
+mod quote;
 mod redact;
 
 pub use connect::{ConnectError, ConnectOptions};
@@ -15,6 +16,7 @@ pub use info::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
 pub(crate) use info::{go_write_char_escape, go_write_string_fragment, GoFormatter as GoJson};
 pub use msg::{write_msg_line, MsgLine};
 pub use parser::{parse_size, ClientOp, ParseError, Parser, PubLine, Publish, Step};
+pub use quote::go_quote;
 pub use redact::redact_secrets;
 
 /// `+OK`, sent after each operation when the client is verbose (not after `PING`/`PONG`).
