@@ -69,8 +69,9 @@ struct Traffic {
 }
 
 /// Generates the standard traffic (see the module docs) and waits until `subber` has
-/// received its 5 messages and `leaver` and `bad` are closed on the client side. Their
-/// departure from the server is not awaited here.
+/// received its 5 messages and `leaver` and `bad` are closed on the client side (`bad` once
+/// the server has recorded `leaver` closed). `bad`'s departure from the server is not
+/// awaited here.
 fn traffic(server: &ServerProcess) -> Traffic {
     let mut subber = client(server, "subber", "1.0");
     subber.exchange(
@@ -101,7 +102,16 @@ fn traffic(server: &ServerProcess) -> Traffic {
     // reset: nats-server calls that "Client Closed".
     let mut leaver = client(server, "leaver", "3.0");
     leaver.exchange(b"SUB x 1\r\n");
+    let closed_before = closed_total(server);
     drop(leaver);
+    // `bad` comes after `leaver` has gone, so their stop times are in that order (tests sort
+    // by them).
+    poll_json(
+        server.monitor_port(),
+        "/connz?state=closed",
+        "leaver to be closed",
+        |d| d["total"].as_u64() > Some(closed_before),
+    );
 
     let mut bad = client(server, "bad", "4.0");
     bad.send(b"FOO\r\n");
@@ -111,6 +121,13 @@ fn traffic(server: &ServerProcess) -> Traffic {
         vec![Frame::Err("-ERR 'Unknown Protocol Operation'".into())]
     );
     Traffic { subber, pubber }
+}
+
+/// How many closed connections `/connz?state=closed` counts now.
+fn closed_total(server: &ServerProcess) -> u64 {
+    get_json(server.monitor_port(), "/connz?state=closed")["total"]
+        .as_u64()
+        .unwrap_or(0)
 }
 
 /// Polls `path` until every field of `expected` (an object) has its value there.
