@@ -8,7 +8,7 @@
 //! - [`subjects`]: subject rules and the subscription table (a `dashmap` of literal subjects,
 //!   a token trie for wildcards, generation-checked match caches);
 //! - [`client`]: a connection's shared state, its reader thread, and the outbox in which a
-//!   reader stages output per destination;
+//!   reader stages output per destination; [`close`]: why a connection ends;
 //! - [`outbound`]: the per-client lock-free outbound queue and the batches it carries;
 //! - [`socket`]: a connection's socket as its reader and the writers share it (writers
 //!   never block on it);
@@ -34,6 +34,7 @@
 pub mod account;
 pub mod auth;
 pub mod client;
+pub mod close;
 pub mod config;
 pub mod limits;
 pub mod listen;

@@ -24,11 +24,12 @@
 //! reader checks whether the client was idle for that long and sends a `PING`, closing the
 //! client as stale after `ping_max` unanswered ones. No timer thread is needed.
 
-use super::{lock_session, Client, CloseReason, Outbox, Subscription};
+use super::{lock_session, Client, Outbox, Subscription};
 use crate::account::Account;
 use crate::auth::{Login, Permissions, PubCache};
 use crate::client::Claim;
 use crate::client::StallPolicy;
+use crate::close::CloseReason;
 use crate::outbound::SHARE_MIN;
 use crate::protocol::{
     self, err, go_quote, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
@@ -1664,9 +1665,9 @@ impl Deliverer<'_> {
         let p = msg.publish;
         let batch = self.outbox.batch_for(t.client, &self.shared.pool);
         let before = batch.buf_mut().len();
-        crate::route::protocol::write_rmsg_line(
+        crate::protocol::route::write_rmsg_line(
             batch.buf_mut(),
-            &crate::route::protocol::RmsgLine {
+            &crate::protocol::route::RmsgLine {
                 account: account.as_bytes(),
                 subject: p.subject,
                 reply: p.reply,

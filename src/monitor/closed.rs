@@ -7,7 +7,8 @@
 //! what makes a departure atomic for monitoring; see `Shared::depart`.
 
 use super::connz::{ConnInfo, SubDetail};
-use crate::client::{Client, CloseReason, Subscription, Traffic};
+use crate::client::{Client, Subscription, Traffic};
+use crate::close::CloseReason;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::SystemTime;

@@ -10,7 +10,7 @@
 
 use super::process;
 use super::varz::Totals;
-use crate::client::CloseReason;
+use crate::close::CloseReason;
 use crate::protocol::NATS_VERSION;
 use crate::server::{Shared, VERSION};
 use std::collections::BTreeMap;

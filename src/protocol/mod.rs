@@ -1,4 +1,5 @@
-//! The NATS client protocol: parsing what clients send, and the exact bytes beaver sends back.
+//! The NATS client protocol: parsing what clients send, and the exact bytes beaver sends back;
+//! and, in [`route`], the route protocol between servers.
 //!
 //! Reference: the NATS client protocol documentation ("Client Protocol": `INFO`, `CONNECT`,
 //! `PUB`, `HPUB`, `SUB`, `UNSUB`, `MSG`, `HMSG`, `PING`/`PONG`, `+OK`/`-ERR`) and nats-server
@@ -10,6 +11,7 @@ mod msg;
 mod parser;
 mod quote;
 mod redact;
+pub mod route;
 
 pub use connect::{ConnectError, ConnectOptions};
 pub use info::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};

@@ -13,10 +13,13 @@
 //! Output goes through the route's `Client` and the writer pool; routed messages are
 //! delivered with the client path's `deliver_message` (local subscribers only).
 
-use super::protocol::{self, Parsed, RouteConnect, RouteInfo, RouteOp, RoutedMsg};
 use super::{Remote, Route, Routes};
 use crate::client::reader::{deliver_message, DeliveryContext, Message, Origin};
-use crate::client::{Client, CloseReason, Outbox, Subscription};
+use crate::client::{Client, Outbox, Subscription};
+use crate::close::CloseReason;
+use crate::protocol::route::{
+    self as protocol, Parsed, RouteConnect, RouteInfo, RouteOp, RoutedMsg,
+};
 use crate::protocol::Publish;
 use crate::server::Shared;
 use crate::socket::Socket;

@@ -5,9 +5,9 @@
 //! `reConnectToRoute`. Each thread runs its connection's reader itself ([`super::conn::run`]).
 
 use super::conn::{self, Dialed};
-use super::protocol::RouteInfo;
-use crate::client::CloseReason;
+use crate::close::CloseReason;
 use crate::listen::AcceptLoop;
+use crate::protocol::route::RouteInfo;
 use crate::server::Shared;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! Routes: beaver nodes form a NATS cluster with each other and with nats-server 2.9, over
-//! nats-server's route protocol (see [`protocol`] for the bytes).
+//! nats-server's route protocol (see [`crate::protocol::route`] for the bytes).
 //!
 //! A route is one more kind of connection. Its shared half is an ordinary
 //! [`Client`] (marked as a route), so its output goes through the same
@@ -37,11 +37,12 @@
 
 pub mod conn;
 pub mod listen;
-pub mod protocol;
 
 use crate::account::Account;
-use crate::client::{Client, CloseReason, Subscription};
+use crate::client::{Client, Subscription};
+use crate::close::CloseReason;
 use crate::config::Cluster;
+use crate::protocol::route as protocol;
 use crate::server::Shared;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;

@@ -27,7 +27,8 @@ mod acceptor;
 
 use crate::account::Accounts;
 use crate::client::StallPolicy;
-use crate::client::{Client, ClientStats, CloseReason, Subscription, Traffic};
+use crate::client::{Client, ClientStats, Subscription, Traffic};
+use crate::close::CloseReason;
 use crate::config::Config;
 use crate::listen::AcceptLoop;
 use crate::monitor::{ClosedConn, ClosedConnections, Monitor};

@@ -26,7 +26,8 @@
 //! non-blocking system call per retry. A client that makes no progress for `write_deadline`
 //! is closed as a slow consumer.
 
-use crate::client::{Client, CloseReason};
+use crate::client::Client;
+use crate::close::CloseReason;
 use crate::outbound::{Batch, BatchPool};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::cmp::Ordering as CmpOrdering;
