@@ -15,7 +15,8 @@
 //! request/reply: every reply goes to a new inbox subject (`_INBOX.<id>.<n>`), and caching
 //! each one would cost four allocations for a result used once.
 
-use super::sublist::{MatchResult, Sublist, Subscriber};
+use super::sublist::Sublist;
+use super::subs::{MatchResult, Subscriber};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 use std::sync::Arc;

@@ -11,10 +11,12 @@
 
 mod cache;
 mod sublist;
+mod subs;
 mod trie;
 
 pub use cache::{MatchCache, DEFAULT_CAPACITY as MATCH_CACHE_CAPACITY};
-pub use sublist::{MatchResult, Sublist, SublistError, SublistStats, Subscriber};
+pub use sublist::{Sublist, SublistError, SublistStats};
+pub use subs::{MatchResult, QueueGroup, Subscriber};
 
 /// The token separator.
 pub const TSEP: u8 = b'.';

@@ -14,7 +14,7 @@
 //! So the maps use std's `RandomState` (SipHash with keys random per trie), not a fixed-seed
 //! hash. (Its cost is paid on match-cache misses only.)
 
-use super::sublist::{MatchResult, Subs};
+use super::subs::{MatchResult, Subs};
 use super::{tokens, FWC, PWC};
 use smallvec::SmallVec;
 use std::collections::hash_map::RandomState;
