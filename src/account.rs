@@ -16,9 +16,7 @@
 //! imports and exports between accounts, JetStream, subject mappings, account limits, and
 //! the system account (`$SYS` is an ordinary account here).
 
-use crate::client::Subscription;
-use crate::config::Config;
-use crate::subjects::{Sublist, SublistStats};
+use crate::subjects::{Sublist, SublistStats, Subscriber};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -27,30 +25,36 @@ use std::sync::Arc;
 pub const GLOBAL_ACCOUNT: &str = "$G";
 
 /// One account: a name and its own subscription table.
-pub struct Account {
+///
+/// Generic over the subscription type `S` so that this module sits below the client module
+/// (which defines the server's subscription, holding an `Arc` of its account): the server
+/// uses `client::Account`, `Account<client::Subscription>`.
+pub struct Account<S> {
     /// The account's name (`$G` for the global account).
     pub name: String,
     /// The account's subscriptions; messages published in the account are matched here
     /// only.
-    pub sublist: Sublist<Subscription>,
+    pub sublist: Sublist<S>,
 }
 
-impl Account {
+impl<S: Subscriber> Account<S> {
     /// A new account with an empty subscription table.
-    pub fn new(name: &str) -> Account {
+    pub fn new(name: &str) -> Account<S> {
         Account {
             name: name.to_owned(),
             sublist: Sublist::new(),
         }
     }
+}
 
+impl<S> Account<S> {
     /// Whether this is the global account `$G`.
     pub fn is_global(&self) -> bool {
         self.name == GLOBAL_ACCOUNT
     }
 }
 
-impl std::fmt::Debug for Account {
+impl<S> std::fmt::Debug for Account<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Account").field("name", &self.name).finish()
     }
@@ -58,24 +62,30 @@ impl std::fmt::Debug for Account {
 
 /// The server's accounts: `$G` and those of the configuration. Fixed at start (see the
 /// module docs), so read without a lock.
-#[derive(Debug)]
-pub struct Accounts {
+pub struct Accounts<S> {
     /// `$G`, first, then the configured accounts in the configuration's order.
-    all: Vec<Arc<Account>>,
+    all: Vec<Arc<Account<S>>>,
     /// Index into `all` by name.
     by_name: FxHashMap<String, usize>,
 }
 
-impl Accounts {
-    /// `$G` and the accounts of `config.accounts`.
-    pub fn new(config: &Config) -> Accounts {
+impl<S> std::fmt::Debug for Accounts<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.all).finish()
+    }
+}
+
+impl<S: Subscriber> Accounts<S> {
+    /// `$G` and the accounts called `names` (the configuration's `accounts`, in its order;
+    /// a repeated name, or `$G`, is added once).
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Accounts<S> {
         let mut accounts = Accounts {
             all: Vec::new(),
             by_name: FxHashMap::default(),
         };
         accounts.add(GLOBAL_ACCOUNT);
-        for a in &config.accounts {
-            accounts.add(&a.name);
+        for name in names {
+            accounts.add(name);
         }
         accounts
     }
@@ -87,26 +97,6 @@ impl Accounts {
         }
     }
 
-    /// The global account, `$G`.
-    pub fn global(&self) -> &Arc<Account> {
-        &self.all[0]
-    }
-
-    /// The account called `name`, if there is one (`$G` included).
-    pub fn get(&self, name: &str) -> Option<&Arc<Account>> {
-        self.by_name.get(name).map(|&i| &self.all[i])
-    }
-
-    /// Every account, `$G` first.
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Account>> {
-        self.all.iter()
-    }
-
-    /// Whether accounts other than `$G` are configured.
-    pub fn has_named(&self) -> bool {
-        self.all.len() > 1
-    }
-
     /// Subscriptions in every account (`/varz` `subscriptions`).
     pub fn subscription_count(&self) -> usize {
         self.all.iter().map(|a| a.sublist.count()).sum()
@@ -115,7 +105,7 @@ impl Accounts {
     /// The subscription tables' statistics summed over the accounts whose name passes
     /// `filter` (nats-server's `SublistStats.add`: counters summed, the largest fan-out
     /// kept, the average recomputed from the sums).
-    pub fn stats(&self, filter: impl Fn(&Account) -> bool) -> SublistStats {
+    pub fn stats(&self, filter: impl Fn(&Account<S>) -> bool) -> SublistStats {
         let mut total = SublistStats::default();
         for a in self.all.iter().filter(|a| filter(a)) {
             let s = a.sublist.stats();
@@ -132,17 +122,47 @@ impl Accounts {
     }
 }
 
+impl<S> Accounts<S> {
+    /// The global account, `$G`.
+    pub fn global(&self) -> &Arc<Account<S>> {
+        &self.all[0]
+    }
+
+    /// The account called `name`, if there is one (`$G` included).
+    pub fn get(&self, name: &str) -> Option<&Arc<Account<S>>> {
+        self.by_name.get(name).map(|&i| &self.all[i])
+    }
+
+    /// Every account, `$G` first.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Account<S>>> {
+        self.all.iter()
+    }
+
+    /// Whether accounts other than `$G` are configured.
+    pub fn has_named(&self) -> bool {
+        self.all.len() > 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The smallest subscription the registry can hold.
+    struct Sub;
+
+    impl Subscriber for Sub {
+        fn subject(&self) -> &[u8] {
+            b"x"
+        }
+        fn queue(&self) -> Option<&[u8]> {
+            None
+        }
+    }
+
     #[test]
     fn registry() {
-        let config = Config::from_toml(
-            "[accounts.A]\nusers = [{ user = \"a\", password = \"x\" }]\n[accounts.B]\n",
-        )
-        .unwrap();
-        let accounts = Accounts::new(&config);
+        let accounts = Accounts::<Sub>::new(["A", "B", "$G", "A"]);
         assert!(accounts.global().is_global());
         assert!(accounts.has_named());
         let names: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
@@ -150,6 +170,6 @@ mod tests {
         assert_eq!(accounts.get("B").unwrap().name, "B");
         assert!(accounts.get("C").is_none());
         assert!(Arc::ptr_eq(accounts.get("$G").unwrap(), accounts.global()));
-        assert!(!Accounts::new(&Config::default()).has_named());
+        assert!(!Accounts::<Sub>::new([]).has_named());
     }
 }

@@ -95,17 +95,17 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// One configured user.
 #[derive(Debug)]
-struct UserEntry {
+struct UserEntry<S> {
     name: String,
     password: Secret,
     permissions: Option<Arc<Permissions>>,
     /// The account the user logs in to.
-    account: Arc<Account>,
+    account: Arc<Account<S>>,
 }
 
 /// How clients authenticate. Every mode but `Users` logs in to the global account.
 #[derive(Debug)]
-enum Mode {
+enum Mode<S> {
     /// No authentication.
     None,
     /// `auth_token` must match.
@@ -114,30 +114,30 @@ enum Mode {
     Single { user: String, password: Secret },
     /// `user` picks an entry, `pass` must match its password.
     Users {
-        users: FxHashMap<String, Arc<UserEntry>>,
+        users: FxHashMap<String, Arc<UserEntry<S>>>,
         no_auth_user: Option<String>,
     },
 }
 
 /// The server's authentication settings, compiled once at start (see the module docs).
 #[derive(Debug)]
-pub struct Authenticator {
-    mode: Mode,
+pub struct Authenticator<S> {
+    mode: Mode<S>,
     timeout: Duration,
     /// `$G`: the account of every login but those of account users.
-    global: Arc<Account>,
+    global: Arc<Account<S>>,
 }
 
 /// A successful authentication.
 #[derive(Debug, Clone)]
-pub struct Login {
+pub struct Login<S> {
     /// The authorized user's name (nats-server's `getRawAuthUser`: the user name, or the
     /// token for token authentication; empty when no authentication is configured).
     pub user: String,
     /// The user's permissions; `None` allows everything.
     pub permissions: Option<Arc<Permissions>>,
     /// The account the client is in from now on (`$G` unless the user is an account's).
-    pub account: Arc<Account>,
+    pub account: Arc<Account<S>>,
 }
 
 /// A failed authentication: what nats-server logs (`authentication error`, with
@@ -145,16 +145,16 @@ pub struct Login {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthError(pub String);
 
-impl Authenticator {
+impl<S> Authenticator<S> {
     /// Compiles the `authorization` settings, the accounts' users and `no_auth_user` of
     /// `config`; `accounts` is the server's registry (built from the same `config`).
-    pub fn new(config: &Config, accounts: &Accounts) -> Authenticator {
+    pub fn new(config: &Config, accounts: &Accounts<S>) -> Authenticator<S> {
         let global = accounts.global().clone();
         let auth = config.authorization.as_ref().filter(|a| a.is_enabled());
         let timeout = auth.map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| {
             a.effective_timeout()
         });
-        let entry = |u: &crate::config::User, account: &Arc<Account>| {
+        let entry = |u: &crate::config::User, account: &Arc<Account<S>>| {
             let entry = UserEntry {
                 name: u.user.clone(),
                 password: Secret::new(&u.password),
@@ -166,7 +166,7 @@ impl Authenticator {
             };
             (u.user.clone(), Arc::new(entry))
         };
-        let mut users: FxHashMap<String, Arc<UserEntry>> = auth
+        let mut users: FxHashMap<String, Arc<UserEntry<S>>> = auth
             .iter()
             .flat_map(|a| a.users.iter())
             .map(|u| entry(u, &global))
@@ -226,7 +226,7 @@ impl Authenticator {
 
     /// The `no_auth_user`'s login, for a client whose first operation is not `CONNECT`
     /// (nats-server lets it in as that user).
-    pub fn no_auth_login(&self) -> Option<Login> {
+    pub fn no_auth_login(&self) -> Option<Login<S>> {
         match &self.mode {
             Mode::Users {
                 users,
@@ -251,7 +251,7 @@ impl Authenticator {
     }
 
     /// Checks the credentials of a `CONNECT`.
-    pub fn authenticate(&self, opts: &ConnectOptions) -> Result<Login, AuthError> {
+    pub fn authenticate(&self, opts: &ConnectOptions) -> Result<Login<S>, AuthError> {
         match &self.mode {
             Mode::None => Ok(self.global_login(String::new())),
             Mode::Token(token) => {
@@ -296,9 +296,9 @@ impl Authenticator {
     }
 }
 
-impl Authenticator {
+impl<S> Authenticator<S> {
     /// A login to `$G` without permissions.
-    fn global_login(&self, user: String) -> Login {
+    fn global_login(&self, user: String) -> Login<S> {
         Login {
             user,
             permissions: None,
@@ -307,12 +307,12 @@ impl Authenticator {
     }
 
     /// The login of a client that has not authenticated (yet): `$G`, no user.
-    pub fn anonymous(&self) -> Login {
+    pub fn anonymous(&self) -> Login<S> {
         self.global_login(String::new())
     }
 }
 
-fn login_of(u: &UserEntry) -> Login {
+fn login_of<S>(u: &UserEntry<S>) -> Login<S> {
     Login {
         user: u.name.clone(),
         permissions: u.permissions.clone(),
@@ -349,6 +349,13 @@ mod tests {
         assert!(!constant_time_eq(b"abc", b"ab"));
     }
 
+    /// The authenticator of `config`, over the server's account registry.
+    fn authenticator(config: &Config) -> crate::client::Authenticator {
+        let accounts =
+            crate::client::Accounts::new(config.accounts.iter().map(|a| a.name.as_str()));
+        Authenticator::new(config, &accounts)
+    }
+
     #[test]
     fn modes() {
         let hash = bcrypt::hash("s3cret", 4).unwrap();
@@ -358,7 +365,7 @@ mod tests {
              [\"x\"] }} }}]\n"
         ))
         .unwrap();
-        let a = Authenticator::new(&config, &Accounts::new(&config));
+        let a = authenticator(&config);
         assert!(a.required());
         assert_eq!(
             a.authenticate(&opts("alice", "s3cret", "")).unwrap().user,
@@ -375,14 +382,14 @@ mod tests {
         assert_eq!(a.no_auth_login().unwrap().user, "bob");
 
         let config = Config::from_toml("[authorization]\ntoken = \"t0k\"\n").unwrap();
-        let a = Authenticator::new(&config, &Accounts::new(&config));
+        let a = authenticator(&config);
         assert!(a.authenticate(&opts("", "", "t0k")).is_ok());
         assert!(a.authenticate(&opts("", "", "t0")).is_err());
         // nats-server warns about plain-text passwords only, not tokens (issue 12, item 10;
         // tests/auth.rs checks it against nats-server).
         assert!(!a.has_plain_passwords());
 
-        let a = Authenticator::new(&Config::default(), &Accounts::new(&Config::default()));
+        let a = authenticator(&Config::default());
         assert!(!a.required());
         assert!(a.authenticate(&opts("x", "y", "")).is_ok());
     }

@@ -23,6 +23,15 @@ pub use crate::outbound::StallPolicy;
 pub use outbox::Outbox;
 pub use subscription::{Claim, Subscription};
 
+/// An account of this server: its subscription table holds [`Subscription`]s.
+pub type Account = crate::account::Account<Subscription>;
+/// The server's account registry.
+pub type Accounts = crate::account::Accounts<Subscription>;
+/// A successful login, to one of the server's accounts.
+pub type Login = crate::auth::Login<Subscription>;
+/// The server's authentication settings.
+pub type Authenticator = crate::auth::Authenticator<Subscription>;
+
 use crate::close::CloseReason;
 use crate::outbound::{Batch, BatchPool, Outbound};
 use crate::socket::Socket;
@@ -209,7 +218,7 @@ pub struct Client {
     /// the reader at its first login (a client never changes accounts afterwards, and has
     /// no subscription before it); read by monitoring. The reader keeps its own clone for
     /// the message path, which never takes this lock.
-    account: Mutex<Arc<crate::account::Account>>,
+    account: Mutex<Arc<crate::client::Account>>,
     /// Counters.
     pub stats: ClientStats,
     /// `max_pending` in bytes: a batch that would push the queue past it closes the client
@@ -243,7 +252,7 @@ impl Client {
         max_pending: usize,
         departed: Arc<ClientStats>,
         tls: Option<rustls::ServerConnection>,
-        account: Arc<crate::account::Account>,
+        account: Arc<crate::client::Account>,
     ) -> Self {
         Client {
             cid,
@@ -308,12 +317,12 @@ impl Client {
     }
 
     /// The account the client is in (`$G` unless it logged in as a user of an account).
-    pub fn account(&self) -> Arc<crate::account::Account> {
+    pub fn account(&self) -> Arc<crate::client::Account> {
         self.account.lock().clone()
     }
 
     /// Records the account the client logged in to.
-    pub(crate) fn set_account(&self, account: &Arc<crate::account::Account>) {
+    pub(crate) fn set_account(&self, account: &Arc<crate::client::Account>) {
         *self.account.lock() = account.clone();
     }
 

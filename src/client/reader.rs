@@ -25,9 +25,10 @@
 //! client as stale after `ping_max` unanswered ones. No timer thread is needed.
 
 use super::{lock_session, Client, Outbox, Subscription};
-use crate::account::Account;
-use crate::auth::{Login, Permissions, PubCache};
+use crate::auth::{Permissions, PubCache};
+use crate::client::Account;
 use crate::client::Claim;
+use crate::client::Login;
 use crate::client::StallPolicy;
 use crate::close::CloseReason;
 use crate::outbound::SHARE_MIN;

@@ -16,7 +16,7 @@ pub struct Subscription {
     /// The subscriber.
     pub client: Arc<Client>,
     /// The account whose subscription table holds it (its client's account).
-    pub account: Arc<crate::account::Account>,
+    pub account: Arc<crate::client::Account>,
     /// Subject, possibly with wildcards.
     pub subject: Box<[u8]>,
     /// Queue group name.
@@ -48,7 +48,7 @@ impl Subscription {
     /// A new subscription of `client`, in `account`'s table.
     pub fn new(
         client: Arc<Client>,
-        account: Arc<crate::account::Account>,
+        account: Arc<crate::client::Account>,
         subject: &[u8],
         queue: Option<&[u8]>,
         sid: &[u8],

@@ -116,7 +116,7 @@ pub fn subsz(shared: &Shared, q: &Query) -> Result<SubszReply, String> {
         ));
     }
     let account = q.get_raw("acc");
-    let wanted = |a: &crate::account::Account| account.is_empty() || a.name.as_bytes() == account;
+    let wanted = |a: &crate::client::Account| account.is_empty() || a.name.as_bytes() == account;
     let now = SystemTime::now();
     let stats = SubszStats::from(shared.accounts.stats(wanted));
     if !list {

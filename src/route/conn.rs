@@ -75,7 +75,7 @@ struct RouteConn<'a> {
     outbox: Outbox,
     /// One match cache per account that routed messages arrive in (a handful at most, so
     /// a list), created on first use.
-    caches: Vec<(Arc<crate::account::Account>, MatchCache<Subscription>)>,
+    caches: Vec<(Arc<crate::client::Account>, MatchCache<Subscription>)>,
     trace: bool,
     got_info: bool,
     /// An accepted route that must still authenticate with `CONNECT`.

@@ -38,7 +38,7 @@
 pub mod conn;
 pub mod listen;
 
-use crate::account::Account;
+use crate::client::Account;
 use crate::client::{Client, Subscription};
 use crate::close::CloseReason;
 use crate::config::Cluster;

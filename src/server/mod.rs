@@ -25,7 +25,7 @@
 
 mod acceptor;
 
-use crate::account::Accounts;
+use crate::client::Accounts;
 use crate::client::StallPolicy;
 use crate::client::{Client, ClientStats, Subscription, Traffic};
 use crate::close::CloseReason;
@@ -56,7 +56,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// State shared by every thread of one server.
 pub struct Shared {
     /// Client authentication, compiled from `config.authorization`.
-    pub auth: crate::auth::Authenticator,
+    pub auth: crate::client::Authenticator,
     /// The TLS server configuration, when `config.tls` is set.
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The current configuration: the one the server started with, replaced by each
@@ -370,8 +370,8 @@ impl Server {
             Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
             None => None,
         };
-        let accounts = Accounts::new(&config);
-        let auth = crate::auth::Authenticator::new(&config, &accounts);
+        let accounts = Accounts::new(config.accounts.iter().map(|a| a.name.as_str()));
+        let auth = crate::client::Authenticator::new(&config, &accounts);
         if auth.has_plain_passwords() {
             log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
         }
