@@ -13,7 +13,7 @@
 //! or one group: `cargo bench --bench core -- sublist_churn`. Results and what they mean for
 //! the design: docs/benchmarks/micro.md.
 
-use beaver::outbound::{Batch, BatchPool, Outbound};
+use beaver::outbound::{Batch, BatchPool, Outbound, Output, Token};
 use beaver::protocol::{write_msg_line, ClientOp, MsgLine, Parser};
 use beaver::subjects::{MatchCache, Sublist, Subscriber};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
@@ -430,8 +430,8 @@ struct FanOut {
     queues: Vec<Outbound>,
     sids: Vec<Vec<u8>>,
     pool: BatchPool,
-    ready_tx: crossbeam_channel::Sender<usize>,
-    ready_rx: crossbeam_channel::Receiver<usize>,
+    ready_tx: crossbeam_channel::Sender<(usize, Token)>,
+    ready_rx: crossbeam_channel::Receiver<(usize, Token)>,
     staged: Vec<Batch>,
 }
 
@@ -477,24 +477,29 @@ impl FanOut {
             self.staged.push(b);
         }
         for (i, (q, b)) in self.queues.iter().zip(self.staged.drain(..)).enumerate() {
-            if q.push(b) {
-                self.ready_tx.send(i).unwrap();
+            if let Some(token) = q.push(b) {
+                self.ready_tx.send((i, token)).unwrap();
             }
         }
         let mut written = 0;
-        while let Ok(i) = self.ready_rx.try_recv() {
+        // As a writer does: take what is queued, "write" it all, give the token back.
+        let mut out = Output::default();
+        while let Ok((i, mut token)) = self.ready_rx.try_recv() {
             let q = &self.queues[i];
             loop {
-                while let Some(b) = q.pop() {
+                out.gather(q, usize::MAX);
+                let mut n = 0;
+                for b in out.batches() {
                     for seg in b.segments() {
                         black_box(seg);
                     }
-                    written += b.len();
-                    q.written(b.len());
-                    self.pool.give(b);
+                    n += b.len();
                 }
-                if !q.release() {
-                    break;
+                out.advance(q, n, &self.pool);
+                written += n;
+                match q.release(token) {
+                    Some(kept) => token = kept,
+                    None => break,
                 }
             }
         }

@@ -33,9 +33,8 @@ pub type Login = crate::auth::Login<Subscription>;
 pub type Authenticator = crate::auth::Authenticator<Subscription>;
 
 use crate::close::CloseReason;
-use crate::outbound::{Batch, BatchPool, Outbound};
+use crate::outbound::{Batch, BatchPool, Outbound, Output, Token};
 use crate::socket::Socket;
-use crate::writer::{Ready, WriteState};
 use crossbeam_channel::Sender;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
@@ -188,10 +187,13 @@ pub struct Client {
     pub(crate) socket: RwLock<Option<Arc<Socket>>>,
     /// Bytes waiting to be written.
     pub(crate) outbound: Outbound,
-    /// Writer-owned state (partly written batches, stall timers). Locked only by the writer
-    /// holding the scheduled token, so never contended; a mutex rather than a cell only
-    /// because the token is a protocol, not a type.
-    pub(crate) write: Mutex<WriteState>,
+    /// The writer's side of the output (batches in flight, retry timers, TLS ciphertext).
+    /// Reached only through [`Client::output`], by the holder of the scheduled [`Token`],
+    /// and once by [`Client::release`] for a departed connection; so the lock is contended
+    /// only in that one moment (a reader freeing its connection while a writer shuts it).
+    /// The token makes the writer's exclusive access a type; the mutex remains because
+    /// `release` can run without the token (see there).
+    output: Mutex<Output>,
     /// The doorbell: hands this client to the writer pool.
     doorbell: Sender<Ready>,
     /// 0 while open, else the [`CloseReason`] that closed it (first one wins).
@@ -265,7 +267,7 @@ impl Client {
             settled: Mutex::new(None),
             socket: RwLock::new(Some(socket)),
             outbound: Outbound::new(),
-            write: Mutex::new(WriteState::default()),
+            output: Mutex::new(Output::default()),
             doorbell,
             close_reason: AtomicU8::new(OPEN),
             shut: AtomicBool::new(false),
@@ -479,28 +481,22 @@ impl Client {
     /// writer that shuts the socket later ([`Client::release_locked`]).
     pub(crate) fn release(&self, pool: &BatchPool) {
         if !self.released.swap(true, Ordering::AcqRel) {
-            // Lock order: `Client::write` → `Client::tls`. A writer holds `write` only for
+            // Lock order: `Client::output` → `Client::tls`. A writer holds `output` only for
             // one flush, which never waits for the socket.
-            self.release_with(&mut self.write.lock(), pool);
+            self.release_with(&mut self.output.lock(), pool);
         }
     }
 
-    /// [`Client::release`] by the writer holding the token, which has the write state
-    /// locked already.
-    pub(crate) fn release_locked(&self, st: &mut WriteState, pool: &BatchPool) {
+    /// [`Client::release`] by the writer holding the token, which has the output locked
+    /// already.
+    pub(crate) fn release_locked(&self, st: &mut Output, pool: &BatchPool) {
         if !self.released.swap(true, Ordering::AcqRel) {
             self.release_with(st, pool);
         }
     }
 
-    fn release_with(&self, st: &mut WriteState, pool: &BatchPool) {
-        let mut dropped = st.discard(pool);
-        while let Some(b) = self.outbound.pop() {
-            dropped += b.len();
-            pool.give(b);
-        }
-        self.outbound.written(dropped);
-        *st = WriteState::default();
+    fn release_with(&self, st: &mut Output, pool: &BatchPool) {
+        st.free(&self.outbound, pool);
         if let Some(tls) = &self.tls {
             *tls.lock() = None;
         }
@@ -551,8 +547,8 @@ impl Client {
         if msgs > 0 {
             self.stats.outbound.add(msgs, bytes);
         }
-        if self.outbound.push(batch) {
-            self.ring();
+        if let Some(token) = self.outbound.push(batch) {
+            self.ring(token);
         }
         Enqueued::Queued
     }
@@ -561,15 +557,22 @@ impl Client {
     /// records of its own to send (an alert, a key update). The empty batch takes the
     /// scheduled token like any other, so the usual wake-up protocol applies.
     pub(crate) fn kick(self: &Arc<Self>) {
-        if self.outbound.push(Batch::new()) {
-            self.ring();
+        if let Some(token) = self.outbound.push(Batch::new()) {
+            self.ring(token);
         }
     }
 
-    /// Hands the client to the writer pool (the caller holds the scheduled token).
-    pub(crate) fn ring(self: &Arc<Self>) {
+    /// Hands the client, with its scheduled token, to the writer pool.
+    fn ring(self: &Arc<Self>, token: Token) {
         // The pool outlives every client; if it is gone the server is exiting anyway.
-        let _ = self.doorbell.send(Ready::Client(self.clone()));
+        let _ = self.doorbell.send(Ready::Client(self.clone(), token));
+    }
+
+    /// The writer's side of the output, for the holder of the scheduled token. Never
+    /// waits in practice (see the `output` field).
+    pub(crate) fn output(&self, token: &Token) -> parking_lot::MutexGuard<'_, Output> {
+        self.outbound.check(token);
+        self.output.lock()
     }
 
     /// Graceful close: stop accepting output, let the writer flush what is queued, then shut
@@ -581,8 +584,8 @@ impl Client {
         self.outbound.wake_stalled();
         // The marker bypasses the closing check in `enqueue`: it must go after everything
         // queued so far.
-        if self.outbound.push(Batch::close_marker()) {
-            self.ring();
+        if let Some(token) = self.outbound.push(Batch::close_marker()) {
+            self.ring(token);
         }
         true
     }
@@ -673,6 +676,15 @@ struct Identity {
     /// TLS version and cipher suite, Go's names.
     tls_version: String,
     tls_cipher: String,
+}
+
+/// What the writer pool's ready queue carries (the doorbell's message).
+pub enum Ready {
+    /// A client with queued output, and its scheduled token: the writer that receives it is
+    /// the one that drains it.
+    Client(Arc<Client>, Token),
+    /// Exit (one per writer, sent when the pool stops).
+    Stop,
 }
 
 /// What [`Client::enqueue`] did with a batch.

@@ -141,7 +141,7 @@ mod tests {
     ) -> (
         Arc<Client>,
         TcpStream,
-        crossbeam_channel::Receiver<crate::writer::Ready>,
+        crossbeam_channel::Receiver<crate::client::Ready>,
     ) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();

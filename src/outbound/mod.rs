@@ -23,15 +23,38 @@
 //! Acquire/Release, also sees the push: its re-check finds the batch and it takes the token
 //! back. If the writer's comes first, the producer's swap returns false and the producer rings
 //! the doorbell itself. Either way the batch is written.
+//!
+//! The token is a value, [`Token`]: `push` returns it to the producer that took it, the
+//! producer sends it with the client to the writer pool, and the writer gives it back with
+//! [`Outbound::release`] or [`Outbound::abandon`], which consume it. Batches leave the queue
+//! only through [`Output`], the writer's side, which the client hands out only to a holder of
+//! the token (and, once, to whoever frees a departed connection): the compiler, not a
+//! comment, keeps a second thread from draining the queue.
 
 mod batch;
+mod output;
 
 pub use batch::{Batch, BatchPool, MAX_POOLED_CAPACITY, POOL_BYTES, POOL_SIZE, SHARE_MIN};
+pub use output::Output;
 
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Queue};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+/// Proof that its holder took one client's scheduled token (see the module docs).
+///
+/// Only [`Outbound::push`] and [`Outbound::release`] make one, for the thread that flipped the
+/// token to taken; it is neither `Clone` nor `Copy`, and [`Outbound::release`] and
+/// [`Outbound::abandon`] consume it. So at most one value exists per queue, and whoever holds
+/// it is the one thread that may drain the queue. In debug builds it remembers its queue and
+/// [`Outbound::check`] asserts that it is used with that one.
+#[must_use = "a token dropped without being given back leaves the client unscheduled for good"]
+#[derive(Debug)]
+pub struct Token {
+    #[cfg(debug_assertions)]
+    queue: usize,
+}
 
 /// One client's outbound queue. See the module docs.
 #[derive(Default)]
@@ -70,16 +93,37 @@ impl Outbound {
         Self::default()
     }
 
-    /// Queues a batch. Returns true if the caller took the scheduled token and must hand the
-    /// client to the writer pool.
+    /// The token of this queue, for the caller that has just flipped it to taken.
     #[inline]
-    pub fn push(&self, batch: Batch) -> bool {
+    fn token(&self) -> Token {
+        Token {
+            #[cfg(debug_assertions)]
+            queue: self as *const Outbound as usize,
+        }
+    }
+
+    /// Asserts (in debug builds) that `token` is this queue's.
+    #[inline]
+    pub fn check(&self, token: &Token) {
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(
+            token.queue, self as *const Outbound as usize,
+            "another queue's token"
+        );
+        let _ = token;
+    }
+
+    /// Queues a batch. Returns the scheduled token if the caller took it: it must then hand
+    /// the client, with the token, to the writer pool.
+    #[inline]
+    #[must_use = "the token, if taken, must go to the writer pool with the client"]
+    pub fn push(&self, batch: Batch) -> Option<Token> {
         // Count before pushing, so the writer (which subtracts after popping) never sees the
         // count go below zero. Relaxed: `pending` is a statistic and a limit, it does not
         // publish data; the queue itself synchronises the batch's contents.
         self.pending.fetch_add(batch.len(), Ordering::Relaxed);
         self.queue.push(batch);
-        !self.scheduled.swap(true, Ordering::AcqRel)
+        (!self.scheduled.swap(true, Ordering::AcqRel)).then(|| self.token())
     }
 
     /// Bytes queued and not yet accepted by the socket.
@@ -88,15 +132,15 @@ impl Outbound {
         self.pending.load(Ordering::Relaxed)
     }
 
-    /// Writer side: the next batch, if any. Only the token holder calls this.
+    /// The next batch, if any: for [`Output`], whose holder has the token.
     #[inline]
-    pub fn pop(&self) -> Option<Batch> {
+    fn pop(&self) -> Option<Batch> {
         self.queue.pop()
     }
 
     /// Writer side: `n` bytes were written (or discarded).
     #[inline]
-    pub fn written(&self, n: usize) {
+    fn written(&self, n: usize) {
         // AcqRel: this decrement and the read-modify-write of `waiters` in `maybe_release`
         // are the writer's half of the stall handshake (see `Stall::wait`). Once per write
         // call, not per message.
@@ -110,19 +154,23 @@ impl Outbound {
         self.stall.maybe_release(left);
     }
 
-    /// Writer side: gives the token back. Returns true if batches arrived meanwhile *and* the
-    /// caller got the token back, i.e. it must keep draining.
-    pub fn release(&self) -> bool {
+    /// Writer side: gives the token back. Returns it again if batches arrived meanwhile
+    /// *and* the caller took it back: the caller must keep draining.
+    #[must_use = "a token taken back means the queue must be drained again"]
+    pub fn release(&self, token: Token) -> Option<Token> {
+        self.check(&token);
         self.scheduled.swap(false, Ordering::AcqRel);
         // See the module docs: this re-check cannot miss a push whose producer saw `true`.
-        !self.queue.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel)
+        (!self.queue.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel))
+            .then(|| self.token())
     }
 
     /// Writer side, for a client whose socket is shut and whose queue someone else frees
     /// (`Client::release`): gives the token back without looking at the queue again. A
     /// producer that pushes later takes the token and rings, and the writer that gets it
     /// finds the socket shut again; nothing is lost that anyone would write.
-    pub fn abandon(&self) {
+    pub fn abandon(&self, token: Token) {
+        self.check(&token);
         self.scheduled.store(false, Ordering::Release);
     }
 
@@ -272,27 +320,27 @@ mod tests {
         let q = Outbound::new();
         let mut b = Batch::new();
         b.push(b"PONG\r\n");
-        assert!(q.push(b), "first push takes the token");
-        assert!(!q.push(Batch::new()), "token already taken");
+        let token = q.push(b).expect("first push takes the token");
+        assert!(q.push(Batch::new()).is_none(), "token already taken");
         assert_eq!(q.pending(), 6);
         let b = q.pop().unwrap();
         q.written(b.len());
         assert!(q.pop().is_some());
-        assert!(!q.release(), "queue empty: token given back");
-        assert!(q.push(Batch::new()), "token free again");
+        assert!(q.release(token).is_none(), "queue empty: token given back");
+        assert!(q.push(Batch::new()).is_some(), "token free again");
     }
 
     #[test]
     fn release_reclaims_when_a_push_raced() {
         let q = Outbound::new();
-        assert!(q.push(Batch::new()));
+        let token = q.push(Batch::new()).unwrap();
         q.pop();
         // A producer pushes while we hold the token: it must not ring.
-        assert!(!q.push(Batch::new()));
+        assert!(q.push(Batch::new()).is_none());
         // Our release then finds the batch and keeps the token.
-        assert!(q.release());
+        let token = q.release(token).expect("kept");
         assert!(q.pop().is_some());
-        assert!(!q.release());
+        assert!(q.release(token).is_none());
     }
 
     #[test]
@@ -300,7 +348,7 @@ mod tests {
         // Several producers push; one "writer" drains whenever it is handed the token through
         // a channel. Every batch must be drained exactly once.
         let q = Arc::new(Outbound::new());
-        let (tx, rx) = crossbeam_channel::unbounded::<()>();
+        let (tx, rx) = crossbeam_channel::unbounded::<Token>();
         let producers: Vec<_> = (0..4)
             .map(|_| {
                 let q = q.clone();
@@ -309,8 +357,8 @@ mod tests {
                     for _ in 0..20_000 {
                         let mut b = Batch::new();
                         b.push(b"x");
-                        if q.push(b) {
-                            tx.send(()).unwrap();
+                        if let Some(token) = q.push(b) {
+                            tx.send(token).unwrap();
                         }
                     }
                 })
@@ -321,14 +369,15 @@ mod tests {
             let q = q.clone();
             std::thread::spawn(move || {
                 let mut drained = 0usize;
-                while rx.recv().is_ok() {
+                while let Ok(mut token) = rx.recv() {
                     loop {
                         while let Some(b) = q.pop() {
                             drained += b.len();
                             q.written(b.len());
                         }
-                        if !q.release() {
-                            break;
+                        match q.release(token) {
+                            Some(kept) => token = kept,
+                            None => break,
                         }
                     }
                 }
@@ -356,7 +405,7 @@ mod tests {
         let q = Arc::new(Outbound::new());
         let mut b = Batch::new();
         b.push(&[0u8; 1000]);
-        q.push(b);
+        let _token = q.push(b);
         let q2 = q.clone();
         let drainer = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
@@ -376,7 +425,7 @@ mod tests {
         let q = Arc::new(Outbound::new());
         let mut b = Batch::new();
         b.push(&[0u8; 1000]);
-        q.push(b);
+        let _token = q.push(b);
         let closing = Arc::new(AtomicBool::new(false));
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let waiter = {
@@ -411,7 +460,7 @@ mod tests {
         let q = Outbound::new();
         let mut b = Batch::new();
         b.push(&[0u8; 1000]);
-        q.push(b);
+        let _token = q.push(b);
         let p = StallPolicy {
             progress_window: Duration::from_millis(10),
             ..policy()
@@ -446,7 +495,7 @@ mod loom_models {
 
     /// Drains as the writer holding the token does: pop until empty, give the token back,
     /// and go on if `release` took it back. Asserts no other drainer runs meanwhile.
-    fn drain(q: &Outbound, draining: &LoomBool) -> usize {
+    fn drain(q: &Outbound, mut token: Token, draining: &LoomBool) -> usize {
         assert!(
             !draining.swap(true, Ordering::SeqCst),
             "two drainers at once"
@@ -458,8 +507,9 @@ mod loom_models {
                 q.written(b.len());
             }
             draining.store(false, Ordering::SeqCst);
-            if !q.release() {
-                return bytes;
+            match q.release(token) {
+                Some(kept) => token = kept,
+                None => return bytes,
             }
             assert!(
                 !draining.swap(true, Ordering::SeqCst),
@@ -480,12 +530,9 @@ mod loom_models {
                 .into_iter()
                 .map(|n| {
                     let (q, draining) = (q.clone(), draining.clone());
-                    loom::thread::spawn(move || {
-                        if q.push(batch(n)) {
-                            drain(&q, &draining)
-                        } else {
-                            0
-                        }
+                    loom::thread::spawn(move || match q.push(batch(n)) {
+                        Some(token) => drain(&q, token, &draining),
+                        None => 0,
                     })
                 })
                 .collect();
@@ -493,7 +540,7 @@ mod loom_models {
             assert_eq!(drained, 3, "every batch drained once");
             assert!(q.is_empty());
             assert_eq!(q.pending(), 0);
-            assert!(q.push(batch(1)), "the token is free at the end");
+            assert!(q.push(batch(1)).is_some(), "the token is free at the end");
         });
     }
 
@@ -511,7 +558,7 @@ mod loom_models {
     fn a_stalled_producer_is_woken_when_the_queue_drains() {
         loom::model(|| {
             let q = Arc::new(Outbound::new());
-            q.push(batch(10));
+            let _token = q.push(batch(10));
             let writer = {
                 let q = q.clone();
                 loom::thread::spawn(move || {
@@ -536,7 +583,7 @@ mod loom_models {
     fn a_stalled_producer_gives_up_when_the_client_closes() {
         loom::model(|| {
             let q = Arc::new(Outbound::new());
-            q.push(batch(10));
+            let _token = q.push(batch(10));
             let closing = Arc::new(LoomBool::new(false));
             let closer = {
                 let (q, closing) = (q.clone(), closing.clone());

@@ -26,6 +26,7 @@
 mod acceptor;
 
 use crate::client::Accounts;
+use crate::client::Ready;
 use crate::client::StallPolicy;
 use crate::client::{Client, ClientStats, Subscription, Traffic};
 use crate::close::CloseReason;
@@ -34,7 +35,7 @@ use crate::listen::AcceptLoop;
 use crate::monitor::{ClosedConn, ClosedConnections, Monitor};
 use crate::outbound::BatchPool;
 use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
-use crate::writer::{Ready, WriterPool};
+use crate::writer::WriterPool;
 use crossbeam_channel::Sender;
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};

@@ -26,12 +26,12 @@
 //! non-blocking system call per retry. A client that makes no progress for `write_deadline`
 //! is closed as a slow consumer.
 
-use crate::client::Client;
+use crate::client::{Client, Ready};
 use crate::close::CloseReason;
-use crate::outbound::{Batch, BatchPool};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crate::outbound::{BatchPool, Output, Token};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
 use std::cmp::Ordering as CmpOrdering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::io::{ErrorKind, IoSlice, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -51,62 +51,10 @@ pub const FAIR_SHARE: usize = 1024 * 1024;
 /// Stack size of writer threads: writes need little stack.
 pub const WRITER_STACK: usize = 256 * 1024;
 
-/// Writer-owned per-client state, kept in `Client::write`. Only the writer holding the
-/// client's scheduled token touches it.
-#[derive(Default)]
-pub struct WriteState {
-    /// Batches popped from the queue and not fully written; the first is partly written.
-    inflight: VecDeque<Batch>,
-    /// Bytes of `inflight[0]` already written.
-    offset: usize,
-    /// Bytes in `inflight`, counting from `offset`.
-    inflight_bytes: usize,
-    /// When writes to this client last stopped making progress.
-    blocked_since: Option<Instant>,
-    /// Next retry delay.
-    retry_delay: Duration,
-    /// TLS clients: ciphertext produced from written batches and not yet on the socket.
-    tls_out: Vec<u8>,
-    /// Bytes of `tls_out` already written.
-    tls_off: usize,
-    /// TLS clients: `close_notify` has been queued in `tls_out` (graceful close).
-    tls_close_sent: bool,
-}
-
-impl WriteState {
-    /// Drops the batches in flight (and TLS ciphertext not yet written), back to `pool`.
-    /// Returns the bytes of batches dropped, for the caller to account as written.
-    pub(crate) fn discard(&mut self, pool: &BatchPool) -> usize {
-        let dropped = self.inflight_bytes;
-        for b in self.inflight.drain(..) {
-            pool.give(b);
-        }
-        self.offset = 0;
-        self.inflight_bytes = 0;
-        self.tls_out.clear();
-        self.tls_off = 0;
-        dropped
-    }
-}
-
-/// Moves batches from `client`'s queue to its in-flight list, up to [`WRITE_TARGET`] bytes
-/// in flight: what one write may take.
-fn gather(client: &Client, st: &mut WriteState) {
-    while st.inflight_bytes < WRITE_TARGET {
-        match client.outbound.pop() {
-            Some(b) => {
-                st.inflight_bytes += b.len();
-                st.inflight.push_back(b);
-            }
-            None => break,
-        }
-    }
-}
-
 /// A write found `client`'s socket full, short of the deadline: tell producers it is stuck
 /// (they stop waiting for it) and return how long to wait before the next try, doubling
 /// the wait each time, from [`RETRY_MIN`] to [`RETRY_MAX`].
-fn blocked(client: &Client, st: &mut WriteState) -> Duration {
+fn blocked(client: &Client, st: &mut Output) -> Duration {
     client.outbound.mark_stuck();
     let delay = st.retry_delay.max(RETRY_MIN);
     st.retry_delay = (delay * 2).min(RETRY_MAX);
@@ -125,14 +73,6 @@ fn recycle<'a, 'b>(mut v: Vec<IoSlice<'a>>) -> Vec<IoSlice<'b>> {
         .collect()
 }
 
-/// What the ready queue carries.
-pub enum Ready {
-    /// A client with queued output whose scheduled token the sender holds.
-    Client(Arc<Client>),
-    /// Exit (one per writer, sent by [`WriterPool::stop`]).
-    Stop,
-}
-
 /// Handle to the running pool.
 pub struct WriterPool {
     threads: Vec<JoinHandle<()>>,
@@ -143,6 +83,7 @@ struct Retry {
     at: Instant,
     seq: u64,
     client: Arc<Client>,
+    token: Token,
 }
 
 impl PartialEq for Retry {
@@ -249,41 +190,44 @@ impl Writer {
             // each time, and writers go to sleep after nearly every write when traffic is
             // light (request/reply).
             match self.ready.recv_timeout(timeout) {
-                Ok(Ready::Client(client)) => self.flush(client),
+                Ok(Ready::Client(client, token)) => self.flush(client, token),
                 Ok(Ready::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => {}
             }
             let now = Instant::now();
             while self.retries.peek().is_some_and(|r| r.at <= now) {
                 if let Some(r) = self.retries.pop() {
-                    self.flush(r.client);
+                    self.flush(r.client, r.token);
                 }
             }
         }
     }
 
-    /// Writes as much of `client`'s queue as the socket takes; see the module docs.
-    fn flush(&mut self, client: Arc<Client>) {
+    /// Writes as much of `client`'s queue as the socket takes; see the module docs. `token`
+    /// is the client's scheduled token: this writer is the one draining it.
+    fn flush(&mut self, client: Arc<Client>, mut token: Token) {
         // One branch for TLS; the plain-text path below is unchanged.
         if client.tls.is_some() {
-            return self.flush_tls(client);
+            return self.flush_tls(client, token);
         }
-        let mut st = client.write.lock();
+        let mut st = client.output(&token);
         let mut budget = FAIR_SHARE;
         loop {
             if client.is_shut() {
-                if !self.shut(&client, &mut st) {
-                    return;
+                match self.shut(&client, &mut st, token) {
+                    Some(kept) => token = kept,
+                    None => return,
                 }
                 continue;
             }
-            gather(&client, &mut st);
-            let Some(front) = st.inflight.front() else {
+            st.gather(&client.outbound, WRITE_TARGET);
+            let Some(front) = st.front() else {
                 // Nothing left: give the token back (or keep it if something just arrived).
-                if client.outbound.release() {
-                    continue;
+                match client.outbound.release(token) {
+                    Some(kept) => token = kept,
+                    None => return,
                 }
-                return;
+                continue;
             };
             if front.is_close() {
                 // Everything before the marker is written: graceful close done.
@@ -300,14 +244,7 @@ impl Writer {
                 // The iovec list borrows the batches, so it cannot outlive this block; its
                 // allocation can (see `recycle`).
                 let mut iov: Vec<IoSlice<'_>> = recycle(std::mem::take(&mut self.iov));
-                let mut skip = st.offset;
-                for b in &st.inflight {
-                    if b.is_close() || !b.fill_iovecs(skip, &mut iov, MAX_IOV) {
-                        break;
-                    }
-                    skip = 0;
-                }
-                let attempted: usize = iov.iter().map(|s| s.len()).sum();
+                let attempted = st.fill_iovecs(&mut iov, MAX_IOV);
                 let result = socket.try_write_vectored(&iov);
                 self.iov = recycle(iov);
                 (result, attempted)
@@ -317,22 +254,25 @@ impl Writer {
                     client.abort(CloseReason::WriteError);
                 }
                 Ok(written) => {
-                    self.advance(&client, &mut st, written);
+                    st.advance(&client.outbound, written, &self.pool);
                     st.blocked_since = None;
                     st.retry_delay = RETRY_MIN;
                     if written < attempted {
                         // The socket is full but took something: the client reads, just
                         // not as fast as we write. Come back soon; serve others meanwhile.
                         drop(st);
-                        self.park(client, RETRY_MIN);
+                        self.park(client, token, RETRY_MIN);
                         return;
                     }
                     budget = budget.saturating_sub(written);
-                    // Yield to other clients after a fair share; the client keeps its token
-                    // while queued. `try_send`: a writer never waits for room in the ready
-                    // queue (only writers empty it); if it is full, keep writing instead.
-                    if budget == 0 && self.requeue.try_send(Ready::Client(client.clone())).is_ok() {
-                        return;
+                    if budget == 0 {
+                        drop(st);
+                        match self.yield_turn(&client, token) {
+                            Some(kept) => token = kept,
+                            None => return,
+                        }
+                        st = client.output(&token);
+                        budget = FAIR_SHARE;
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -342,7 +282,7 @@ impl Writer {
                     }
                     let delay = blocked(&client, &mut st);
                     drop(st);
-                    self.park(client, delay);
+                    self.park(client, token, delay);
                     return;
                 }
                 Err(e) => {
@@ -354,10 +294,25 @@ impl Writer {
         }
     }
 
+    /// After a fair share, sends `client` (with its token) to the back of the ready queue so
+    /// that other clients get their turn. The caller has let go of the output first: the
+    /// writer that receives the client may lock it at once. `try_send`: a writer never waits
+    /// for room in the ready queue (only writers empty it); if it is full, the token comes
+    /// back and the caller keeps writing.
+    fn yield_turn(&self, client: &Arc<Client>, token: Token) -> Option<Token> {
+        match self.requeue.try_send(Ready::Client(client.clone(), token)) {
+            Ok(()) => None,
+            Err(TrySendError::Full(Ready::Client(_, token)))
+            | Err(TrySendError::Disconnected(Ready::Client(_, token))) => Some(token),
+            // Not what was sent.
+            Err(TrySendError::Full(Ready::Stop) | TrySendError::Disconnected(Ready::Stop)) => None,
+        }
+    }
+
     /// A write found `client`'s socket full. Whether it has been blocked, with no progress,
     /// for `write_deadline`: then it is closed as a slow consumer (logged once, with the
     /// `pending` bytes), and the caller's next turn discards its queue.
-    fn past_write_deadline(&self, client: &Client, st: &mut WriteState, pending: usize) -> bool {
+    fn past_write_deadline(&self, client: &Client, st: &mut Output, pending: usize) -> bool {
         let now = Instant::now();
         let since = *st.blocked_since.get_or_insert(now);
         // Relaxed: a setting, changed by a reload; any recent value will do.
@@ -381,17 +336,18 @@ impl Writer {
     /// are wholly handed to rustls at once (its buffer is unlimited; a gather is at most
     /// [`WRITE_TARGET`]), so what waits for the socket is ciphertext only. A full socket is
     /// handled as for plain text (retry list, `write_deadline`).
-    fn flush_tls(&mut self, client: Arc<Client>) {
+    fn flush_tls(&mut self, client: Arc<Client>, mut token: Token) {
         let Some(tls) = client.tls.as_ref() else {
             return;
         };
-        // Lock order: `Client::write`, then `Client::tls` (never the other way round).
-        let mut st = client.write.lock();
+        // Lock order: `Client::output`, then `Client::tls` (never the other way round).
+        let mut st = client.output(&token);
         let mut budget = FAIR_SHARE;
         loop {
             if client.is_shut() {
-                if !self.shut(&client, &mut st) {
-                    return;
+                match self.shut(&client, &mut st, token) {
+                    Some(kept) => token = kept,
+                    None => return,
                 }
                 continue;
             }
@@ -415,16 +371,20 @@ impl Writer {
                         if st.tls_off < st.tls_out.len() {
                             // Full, but it took something: back soon (as for plain text).
                             drop(st);
-                            self.park(client, RETRY_MIN);
+                            self.park(client, token, RETRY_MIN);
                             return;
                         }
                         st.tls_out.clear();
                         st.tls_off = 0;
                         budget = budget.saturating_sub(n);
-                        if budget == 0
-                            && self.requeue.try_send(Ready::Client(client.clone())).is_ok()
-                        {
-                            return;
+                        if budget == 0 {
+                            drop(st);
+                            match self.yield_turn(&client, token) {
+                                Some(kept) => token = kept,
+                                None => return,
+                            }
+                            st = client.output(&token);
+                            budget = FAIR_SHARE;
                         }
                     }
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -435,7 +395,7 @@ impl Writer {
                         }
                         let delay = blocked(&client, &mut st);
                         drop(st);
-                        self.park(client, delay);
+                        self.park(client, token, delay);
                         return;
                     }
                     Err(e) => {
@@ -451,8 +411,8 @@ impl Writer {
                 client.shut_socket();
                 continue;
             }
-            gather(&client, &mut st);
-            let closing = st.inflight.front().is_some_and(|b| b.is_close());
+            st.gather(&client.outbound, WRITE_TARGET);
+            let closing = st.front().is_some_and(|b| b.is_close());
             // Encrypt, under the session lock only.
             let (plain, handshaking) = {
                 let Some(mut session) = crate::client::lock_session(tls) else {
@@ -462,7 +422,7 @@ impl Writer {
                 // During the handshake the reader owns the socket's writes (and nothing but
                 // a close marker can be queued yet): leave the session alone.
                 let handshaking = session.is_handshaking();
-                for b in st.inflight.iter().filter(|_| !handshaking) {
+                for b in st.batches().filter(|_| !handshaking) {
                     if b.is_close() {
                         break;
                     }
@@ -483,77 +443,55 @@ impl Writer {
                 }
                 (plain, handshaking)
             };
-            self.advance(&client, &mut st, plain);
-            if handshaking && !closing && !st.inflight.is_empty() {
+            st.advance(&client.outbound, plain, &self.pool);
+            if handshaking && !closing && !st.is_empty() {
                 // Output before the handshake is done (never queued by beaver itself): try
                 // again later rather than spin.
                 drop(st);
-                self.park(client, RETRY_MAX);
+                self.park(client, token, RETRY_MAX);
                 return;
             }
             if closing {
                 st.tls_close_sent = true;
                 continue;
             }
-            if st.tls_out.is_empty() && st.inflight.is_empty() {
+            if st.tls_out.is_empty() && st.is_empty() {
                 // Nothing left: give the token back (or keep it if something just arrived).
-                if client.outbound.release() {
-                    continue;
+                match client.outbound.release(token) {
+                    Some(kept) => token = kept,
+                    None => return,
                 }
-                return;
             }
         }
     }
 
     /// Puts a client whose socket is full in this writer's retry list; it keeps its
     /// scheduled token meanwhile (producers keep queueing without waking anyone).
-    fn park(&mut self, client: Arc<Client>, delay: Duration) {
+    fn park(&mut self, client: Arc<Client>, token: Token, delay: Duration) {
         self.seq += 1;
         self.retries.push(Retry {
             at: Instant::now() + delay,
             seq: self.seq,
             client,
+            token,
         });
-    }
-
-    /// Accounts for `written` bytes: completed batches go back to the pool.
-    fn advance(&self, client: &Client, st: &mut WriteState, written: usize) {
-        client.outbound.written(written);
-        st.inflight_bytes -= written;
-        let mut left = written + st.offset;
-        while let Some(front) = st.inflight.front() {
-            if front.is_close() || left < front.len() {
-                break;
-            }
-            left -= front.len();
-            if let Some(b) = st.inflight.pop_front() {
-                self.pool.give(b);
-            }
-        }
-        st.offset = left;
     }
 
     /// A client whose socket is shut: nothing more is written. What it had in flight goes;
     /// the rest of its queue is freed by whoever releases the connection (see
     /// [`Client::release`]): its reader if still there (this writer serves other clients
     /// and must not spend its time freeing megabytes of a slow consumer's queue), else this
-    /// writer. Returns whether the writer still holds the token and must look again.
-    fn shut(&self, client: &Client, st: &mut WriteState) -> bool {
-        let dropped = st.discard(&self.pool);
-        client.outbound.written(dropped);
+    /// writer. Returns the token if the writer still holds it and must look again.
+    fn shut(&self, client: &Client, st: &mut Output, token: Token) -> Option<Token> {
+        st.discard(&client.outbound, &self.pool);
         if client.should_release() {
             client.release_locked(st, &self.pool);
             // Anything left is what producers pushed as the close was decided: a few batches.
-            let mut late = 0;
-            while let Some(b) = client.outbound.pop() {
-                late += b.len();
-                self.pool.give(b);
-            }
-            client.outbound.written(late);
-            return client.outbound.release();
+            st.drain_queue(&client.outbound, &self.pool);
+            return client.outbound.release(token);
         }
-        client.outbound.abandon();
-        false
+        client.outbound.abandon(token);
+        None
     }
 }
 
