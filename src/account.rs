@@ -145,11 +145,13 @@ impl<S> Accounts<S> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// The smallest subscription the registry can hold.
-    struct Sub;
+    /// The smallest subscription an account can hold, for tests of the modules that sit
+    /// below the client (which defines the server's).
+    #[derive(Debug)]
+    pub(crate) struct Sub;
 
     impl Subscriber for Sub {
         fn subject(&self) -> &[u8] {

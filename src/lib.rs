@@ -46,6 +46,7 @@ pub mod reload;
 pub mod route;
 pub mod runfiles;
 pub mod server;
+pub mod shared;
 pub mod signals;
 pub mod socket;
 pub mod subjects;

@@ -173,7 +173,7 @@ fn write_ports_file(
     monitoring: Option<std::net::SocketAddr>,
 ) -> Option<PortsFile> {
     let dir = config.ports_file_dir.as_ref()?;
-    let cluster = server.shared().routes.as_ref().map(|r| r.listen_addr);
+    let cluster = server.cluster_addr();
     match PortsFile::write(dir, server.local_addr(), monitoring, cluster) {
         Ok(f) => {
             log::debug!("Wrote ports file {}", f.path().display());

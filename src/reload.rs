@@ -17,7 +17,7 @@
 //! - `pid_file`, `ports_file_dir`: the caller rewrites those files.
 
 use crate::config::{Cli, Config};
-use crate::server::Shared;
+use crate::shared::Shared;
 use std::sync::Arc;
 
 /// A successful reload: the configuration now in force and the options that changed, as

@@ -38,7 +38,7 @@ fn departed_connections_and_dropped_servers_are_freed() {
     let cid = sub.info["client_id"].as_u64().unwrap();
     sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB x 1\r\nSUB y.* 2\r\n");
     let client: Weak<beaver::client::Client> =
-        Arc::downgrade(&server.shared().clients.get(&cid).expect("registered"));
+        Arc::downgrade(&server.shared().registry.get(cid).expect("registered"));
     // A publisher that uses both subjects twice: each result is then cached, in its
     // reader's private cache and in the table's shared cache.
     let mut publisher = Raw::connect(port);
@@ -52,7 +52,7 @@ fn departed_connections_and_dropped_servers_are_freed() {
     );
     drop(sub);
     eventually("the subscriber to leave", || {
-        !server.shared().clients.contains_key(&cid)
+        server.shared().registry.get(cid).is_none()
     });
     // The publisher's reader drops its private cache at its next read (the table changed);
     // it publishes on another subject, so nothing looks `x` or `y.z` up again.

@@ -350,9 +350,8 @@ mod tests {
     }
 
     /// The authenticator of `config`, over the server's account registry.
-    fn authenticator(config: &Config) -> crate::client::Authenticator {
-        let accounts =
-            crate::client::Accounts::new(config.accounts.iter().map(|a| a.name.as_str()));
+    fn authenticator(config: &Config) -> Authenticator<crate::account::tests::Sub> {
+        let accounts = Accounts::new(config.accounts.iter().map(|a| a.name.as_str()));
         Authenticator::new(config, &accounts)
     }
 

@@ -17,10 +17,12 @@
 
 mod outbox;
 pub(crate) mod reader;
+mod snapshot;
 mod subscription;
 
 pub use crate::outbound::StallPolicy;
 pub use outbox::Outbox;
+pub use snapshot::{ClientSnapshot, SubSnapshot};
 pub use subscription::{Claim, Subscription};
 
 /// An account of this server: its subscription table holds [`Subscription`]s.

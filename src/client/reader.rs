@@ -35,7 +35,7 @@ use crate::outbound::SHARE_MIN;
 use crate::protocol::{
     self, err, go_quote, ClientOp, ConnectOptions, MsgLine, ParseError, Parser, PubLine, Publish,
 };
-use crate::server::{Admission, Shared};
+use crate::shared::{Admission, Shared};
 use crate::socket::Socket;
 use crate::subjects::{is_valid_literal_subject, MatchCache, SublistError};
 use bytes::{Bytes, BytesMut};
@@ -107,25 +107,25 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         }
         None => None,
     };
-    let cid = shared.next_cid();
+    let cid = shared.registry.next_cid();
     let client = Arc::new(Client::new(
         cid,
         addr,
         socket.clone(),
         shared.doorbell.clone(),
         shared.config().max_pending,
-        shared.departed.clone(),
+        shared.registry.departed().clone(),
         tls,
         shared.accounts.global().clone(),
     ));
-    shared.clients.insert(cid, client.clone());
+    shared.registry.register(client.clone());
     // Admitted (or not) before anything else, atomically: clients still in their handshake
     // are counted, but never refused on each other's account.
     let admission = shared.admit();
     let conn = match Connection::new(shared.clone(), client.clone(), socket, admission) {
         Ok(conn) => conn,
         Err(e) => {
-            shared.clients.remove(&cid);
+            shared.registry.unregister(cid);
             client.abort(CloseReason::ReadError);
             return Err(e);
         }
@@ -135,7 +135,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         .stack_size(READER_STACK)
         .spawn(move || conn.run());
     if let Err(e) = spawned {
-        shared.clients.remove(&cid);
+        shared.registry.unregister(cid);
         client.abort(CloseReason::ServerShutdown);
         return Err(e);
     }
@@ -938,7 +938,7 @@ impl Connection {
                     subs.insert(sid.into(), sub.clone());
                     drop(subs);
                     // ROUTES: tell the cluster (after the client's sid map is released).
-                    crate::route::local_sub_added(&self.shared, &sub);
+                    self.shared.interest_added(&sub);
                     if self.opts.verbose {
                         self.send_traced(protocol::OK, "OK");
                     }
@@ -1026,7 +1026,7 @@ impl Connection {
                 _ => true,
             };
             if now {
-                unsubscribe(&self.shared, &sub);
+                self.shared.unsubscribe(&sub);
             }
         }
     }
@@ -1277,9 +1277,9 @@ impl Connection {
         // this connection's account (see `login`).
         self.account.sublist.remove_many(subs.iter());
         // ROUTES: withdraw the interest from the cluster.
-        crate::route::local_subs_removed(&self.shared, &closed);
+        self.shared.interest_removed(&closed);
         let reason = self.client.close_reason().unwrap_or(reason);
-        self.shared.depart(&self.client, reason, &subs);
+        self.shared.registry.depart(&self.client, reason, &subs);
         log::debug!(
             "{} - Client connection closed: {}",
             self.client.log_prefix(),
@@ -1396,17 +1396,6 @@ fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
         chunk.slice(at..at + len)
     } else {
         Bytes::copy_from_slice(&chunk[at..at + len])
-    }
-}
-
-/// Removes a subscription from its client and its account's table, and withdraws its
-/// interest from the cluster (idempotent; any thread).
-pub(crate) fn unsubscribe(shared: &Shared, sub: &Arc<Subscription>) {
-    if sub.close() {
-        sub.client.remove_sub_if(&sub.sid, sub);
-        sub.account.sublist.remove(sub);
-        // ROUTES: withdraw the interest from the cluster.
-        crate::route::local_subs_removed(shared, &[sub]);
     }
 }
 
@@ -1627,7 +1616,7 @@ impl Deliverer<'_> {
         }
         let claim = sub.claim();
         if claim == Claim::Exhausted {
-            unsubscribe(self.shared, sub);
+            self.shared.unsubscribe(sub);
             return false;
         }
         let p = msg.publish;
@@ -1654,7 +1643,7 @@ impl Deliverer<'_> {
         let added = finish_msg(batch, msg, skip, before, self.trace.then_some(&*sub.client));
         self.outbox.add_staged(added);
         if claim == Claim::DeliverLast {
-            unsubscribe(self.shared, sub);
+            self.shared.unsubscribe(sub);
         }
         true
     }

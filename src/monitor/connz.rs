@@ -18,11 +18,11 @@
 //!   accounts); an account that does not exist gives an empty list with an empty
 //!   `server_id`, as nats-server. `mqtt_client`: accepted, matches nothing special.
 
-use super::closed::ClosedConn;
 use super::json::{go_rtt, is_zero, uptime, GoTime};
 use super::query::{decode_bool, decode_int, decode_subs, decode_uint, Query, SubsMode};
-use crate::client::{Client, Subscription, Traffic};
-use crate::server::Shared;
+use crate::client::{Client, ClientSnapshot, SubSnapshot, Subscription, Traffic};
+use crate::shared::ClosedConn;
+use crate::shared::Shared;
 use serde::Serialize;
 use std::cmp::{Ordering, Reverse};
 use std::sync::Arc;
@@ -109,13 +109,11 @@ pub struct ConnInfo {
 }
 
 impl ConnInfo {
-    /// `client` as of `now`, with `num_subs` subscriptions and no subscription lists.
-    pub fn of(client: &Client, now: SystemTime, num_subs: usize) -> ConnInfo {
-        let last = client.last_activity();
+    /// The connection `client` (a snapshot) as of `now`, with `num_subs` subscriptions and
+    /// no subscription lists.
+    pub fn of(client: &ClientSnapshot, now: SystemTime, num_subs: usize) -> ConnInfo {
+        let last = client.last_activity;
         let since = |t: SystemTime| now.duration_since(t).unwrap_or(Duration::ZERO);
-        let (name, lang, version) = client.identity();
-        let (tls_version, tls_cipher) = client.tls_info();
-        let account = client.account();
         let mut info = ConnInfo {
             cid: client.cid,
             kind: "Client",
@@ -126,30 +124,35 @@ impl ConnInfo {
             last_activity: GoTime(last),
             stop: None,
             reason: "",
-            rtt: go_rtt(client.rtt()),
+            rtt: go_rtt(client.rtt),
             uptime: uptime(since(client.start)),
             idle: uptime(since(last)),
-            pending_bytes: client.pending_bytes(),
+            pending_bytes: client.pending_bytes,
             in_msgs: 0,
             out_msgs: 0,
             in_bytes: 0,
             out_bytes: 0,
             subscriptions: num_subs,
-            name,
-            lang,
-            version,
-            tls_version,
-            tls_cipher,
-            authorized_user: client.authorized_user(),
-            account: if account.is_global() {
-                String::new()
-            } else {
-                account.name.clone()
-            },
+            name: client.name.clone(),
+            lang: client.lang.clone(),
+            version: client.version.clone(),
+            tls_version: client.tls_version.clone(),
+            tls_cipher: client.tls_cipher.clone(),
+            authorized_user: client.authorized_user.clone(),
+            account: client.account.clone(),
             subs: Vec::new(),
             subs_detail: Vec::new(),
         };
-        info.set_traffic(client.stats.snapshot());
+        info.set_traffic(client.traffic);
+        info
+    }
+
+    /// A closed connection, as it was when it closed: uptime and idle time end at its
+    /// `stop`, which is shown with its close reason.
+    pub fn closed(conn: &ClosedConn) -> ConnInfo {
+        let mut info = ConnInfo::of(&conn.client, conn.stop, conn.subs.len());
+        info.stop = Some(GoTime(conn.stop));
+        info.reason = conn.reason.as_str();
         info
     }
 
@@ -188,23 +191,19 @@ pub struct SubDetail {
 
 impl SubDetail {
     /// `sub` in detail; with its account filled in or not.
-    pub fn of(sub: &Subscription, with_account: bool) -> SubDetail {
+    pub fn of(sub: &SubSnapshot, with_account: bool) -> SubDetail {
         SubDetail {
             account: if with_account {
-                sub.account.name.clone()
+                sub.account.clone()
             } else {
                 String::new()
             },
-            subject: String::from_utf8_lossy(&sub.subject).into_owned(),
-            queue: sub
-                .queue
-                .as_deref()
-                .map(|q| String::from_utf8_lossy(q).into_owned())
-                .unwrap_or_default(),
-            sid: String::from_utf8_lossy(&sub.sid).into_owned(),
-            msgs: sub.msgs(),
-            max: sub.max(),
-            cid: sub.client.cid,
+            subject: sub.subject.clone(),
+            queue: sub.queue.clone(),
+            sid: sub.sid.clone(),
+            msgs: sub.msgs,
+            max: sub.max,
+            cid: sub.cid,
         }
     }
 }
@@ -394,50 +393,57 @@ pub fn connz(shared: &Shared, opts: &ConnzOptions) -> Result<Connz, String> {
         });
     }
 
-    // Take the two lists under the closed-ring lock: a connection that is leaving moves
-    // from the registry to the ring under that lock (`Shared::depart`), so `state=all` sees
-    // it exactly once. Only `Arc` clones are taken here; the client's own locks (its
-    // subscriptions, its identity) are taken after the ring lock is released.
-    let (open, closed, total) = {
-        let ring = shared.closed.lock();
+    // Take the two lists under the departure lock: a connection that is leaving moves
+    // from the registry to the ring under that lock (`Registry::depart`), so `state=all`
+    // sees it exactly once. Only `Arc` clones are taken here; the client's own locks (its
+    // subscriptions, its identity) are taken after the lock is released.
+    let registry = &shared.registry;
+    let (open, closed, total) = registry.consistent(|ring| {
         let mut total = 0;
         let mut open: Vec<Arc<Client>> = Vec::new();
         let mut closed: Vec<Arc<ClosedConn>> = Vec::new();
         if want_open {
-            total += shared.clients.len();
+            total += registry.len();
             if opts.cid > 0 {
-                open.extend(shared.clients.get(&opts.cid).map(|c| c.value().clone()));
+                open.extend(registry.get(opts.cid));
             } else {
-                open.extend(shared.clients.iter().map(|c| c.value().clone()));
+                open.extend(registry.client_list());
             }
         }
         if want_closed {
             total += ring.len();
             closed.extend(
                 ring.iter()
-                    .filter(|c| opts.cid == 0 || c.info.cid == opts.cid)
+                    .filter(|c| opts.cid == 0 || c.client.cid == opts.cid)
                     .cloned(),
             );
         }
         (open, closed, total)
-    };
+    });
 
     let mut conns: Vec<ConnInfo> = Vec::with_capacity(open.len() + closed.len());
     for client in &open {
         let subs: Vec<Arc<Subscription>> = client.subs.lock().values().cloned().collect();
-        let mut info = ConnInfo::of(client, now, subs.len());
+        let mut info = ConnInfo::of(&ClientSnapshot::of(client), now, subs.len());
         if opts.subs != SubsMode::None && !subs.is_empty() {
-            let mut details: Vec<SubDetail> =
-                subs.iter().map(|s| SubDetail::of(s, false)).collect();
+            let mut details: Vec<SubDetail> = subs
+                .iter()
+                .map(|s| SubDetail::of(&SubSnapshot::of(s), false))
+                .collect();
             sort_subs(&mut details);
             fill_subs(&mut info, details, opts.subs);
         }
         conns.push(info);
     }
     for cc in &closed {
-        let mut info = cc.info.clone();
-        if opts.subs != SubsMode::None {
-            fill_subs(&mut info, cc.subs.clone(), opts.subs);
+        let mut info = ConnInfo::closed(cc);
+        if opts.subs != SubsMode::None && !cc.subs.is_empty() {
+            // nats-server fills the account in for a closed connection's subscriptions
+            // (`newSubDetail`), not for an open one's (`newClientSubDetail`).
+            let mut details: Vec<SubDetail> =
+                cc.subs.iter().map(|s| SubDetail::of(s, true)).collect();
+            sort_subs(&mut details);
+            fill_subs(&mut info, details, opts.subs);
         }
         conns.push(info);
     }

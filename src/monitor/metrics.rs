@@ -12,7 +12,7 @@ use super::process;
 use super::varz::Totals;
 use crate::close::CloseReason;
 use crate::protocol::NATS_VERSION;
-use crate::server::{Shared, VERSION};
+use crate::shared::{Shared, VERSION};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::{Instant, UNIX_EPOCH};
@@ -106,7 +106,7 @@ pub fn render(
         "Client connections closed, by reason (nats-server's reason strings, as in connz).",
     );
     for reason in CloseReason::ALL {
-        let n = shared.closed_count(reason).to_string();
+        let n = shared.registry.closed_count(reason).to_string();
         m.sample(
             "beaver_closed_connections_total",
             &[("reason", reason.as_str())],

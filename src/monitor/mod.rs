@@ -47,7 +47,6 @@
 //! Shutdown ([`Monitor::stop`]) stops the acceptor and every connection thread, waiting
 //! for them at most 2 s.
 
-mod closed;
 mod connz;
 pub mod http;
 mod json;
@@ -58,12 +57,12 @@ mod query;
 mod subsz;
 mod varz;
 
-pub use closed::{ClosedConn, ClosedConnections};
 pub use connz::{ConnInfo, SubDetail};
 pub use json::{go_duration, rfc3339_nano, uptime};
 
 use crate::config::Config;
-use crate::server::Shared;
+use crate::route::Routes;
+use crate::shared::Shared;
 use parking_lot::Mutex;
 use query::Query;
 use std::collections::BTreeMap;
@@ -125,13 +124,18 @@ impl Monitor {
 
     /// Starts serving `listener` for `shared`: the acceptor thread now, a thread per HTTP
     /// connection as they come (see the module docs).
-    pub fn spawn(listener: MonitorListener, shared: Arc<Shared>) -> io::Result<Monitor> {
+    pub fn spawn(
+        listener: MonitorListener,
+        shared: Arc<Shared>,
+        routes: Option<Arc<Routes>>,
+    ) -> io::Result<Monitor> {
         let handler = Handler {
             stats: Mutex::new(Stats {
                 requests: BTreeMap::new(),
                 cpu: process::CpuSampler::new(shared.start_instant),
             }),
             shared,
+            routes,
             http_host: listener.host.clone(),
         };
         let config = http::Config {
@@ -296,6 +300,8 @@ const ROOT_HTML: &str = r#"<!DOCTYPE html>
 /// What every monitoring request needs; shared by the HTTP connection threads.
 struct Handler {
     shared: Arc<Shared>,
+    /// The cluster, for `/varz` `cluster` and `/routez`.
+    routes: Option<Arc<Routes>>,
     /// The monitoring host as configured (`/varz` `http_host`).
     http_host: String,
     /// The per-path request counts and the CPU sampler. A `parking_lot::Mutex` because
@@ -360,7 +366,10 @@ impl Handler {
                     cpu,
                     http_host: self.http_host.clone(),
                 };
-                Reply::json(&q, json::to_go_json(&varz::varz(&self.shared, extras)))
+                Reply::json(
+                    &q,
+                    json::to_go_json(&varz::varz(&self.shared, self.routes.as_deref(), extras)),
+                )
             }
             b"/connz" => {
                 let opts = match connz::ConnzOptions::decode(&q) {
@@ -379,7 +388,10 @@ impl Handler {
                     Err(m) => return Reply::bad_request(m),
                 };
                 self.count("/routez");
-                Reply::json(&q, json::to_go_json(&varz::routez(&self.shared, subs)))
+                Reply::json(
+                    &q,
+                    json::to_go_json(&varz::routez(&self.shared, self.routes.as_deref(), subs)),
+                )
             }
             b"/subsz" | b"/subscriptionsz" => {
                 self.count("/subsz");

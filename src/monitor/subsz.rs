@@ -17,8 +17,8 @@
 use super::connz::{sid_order, SubDetail, DEFAULT_LIMIT};
 use super::json::{go_float, GoTime};
 use super::query::{decode_bool, decode_int, Query};
-use crate::client::Subscription;
-use crate::server::Shared;
+use crate::client::{SubSnapshot, Subscription};
+use crate::shared::Shared;
 use crate::subjects::{is_valid_literal_subject, subject_matches, SublistStats};
 use serde::Serialize;
 use std::sync::Arc;
@@ -132,7 +132,10 @@ pub fn subsz(shared: &Shared, q: &Query) -> Result<SubszReply, String> {
             }
         });
     }
-    let mut details: Vec<SubDetail> = subs.iter().map(|s| SubDetail::of(s, true)).collect();
+    let mut details: Vec<SubDetail> = subs
+        .iter()
+        .map(|s| SubDetail::of(&SubSnapshot::of(s), true))
+        .collect();
     details.sort_by(|a, b| a.cid.cmp(&b.cid).then(sid_order(&a.sid, &b.sid)));
     let total = details.len();
     let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);

@@ -10,7 +10,8 @@
 use super::json::{go_float, is_zero, uptime, GoTime};
 use crate::client::Traffic;
 use crate::protocol::NATS_VERSION;
-use crate::server::{Shared, VERSION};
+use crate::route::Routes;
+use crate::shared::{Shared, VERSION};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
@@ -43,9 +44,9 @@ impl Totals {
         let (connections, traffic) = shared.connections_and_traffic();
         Totals {
             connections,
-            total_connections: shared.total_connections(),
+            total_connections: shared.registry.total_connections(),
             subscriptions: shared.accounts.subscription_count(),
-            slow_consumers: shared.slow_consumers(),
+            slow_consumers: shared.registry.slow_consumers(),
             traffic,
         }
     }
@@ -178,12 +179,12 @@ pub struct VarzExtras {
     pub http_host: String,
 }
 
-/// Builds `/varz`.
-pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
+/// Builds `/varz`; `routes`: the cluster, if any.
+pub fn varz(shared: &Shared, routes: Option<&Routes>, extras: VarzExtras) -> Varz {
     let config = shared.config();
     let now = SystemTime::now();
     let totals = Totals::of(shared);
-    let num_routes = shared.routes.as_ref().map_or(0, |r| {
+    let num_routes = routes.map_or(0, |r| {
         u32::try_from(r.registered().len()).unwrap_or(u32::MAX)
     });
     let t = totals.traffic;
@@ -214,7 +215,7 @@ pub fn varz(shared: &Shared, extras: VarzExtras) -> Varz {
         max_control_line: config.max_control_line,
         max_payload: config.max_payload,
         max_pending: config.max_pending,
-        cluster: ClusterVarz::of(shared),
+        cluster: ClusterVarz::of(routes),
         gateway: Empty {},
         leaf: Empty {},
         mqtt: Empty {},
@@ -268,9 +269,9 @@ pub struct ClusterVarz {
 }
 
 impl ClusterVarz {
-    /// The cluster section of `shared` (default: `{}`).
-    pub fn of(shared: &Shared) -> ClusterVarz {
-        let Some(r) = &shared.routes else {
+    /// The cluster section for `routes` (without a cluster: `{}`).
+    pub fn of(routes: Option<&Routes>) -> ClusterVarz {
+        let Some(r) = routes else {
             return ClusterVarz::default();
         };
         ClusterVarz {
@@ -342,10 +343,8 @@ pub struct RouteInfoz {
 }
 
 /// Builds `/routez`; `subs`: list each route's interest.
-pub fn routez(shared: &Shared, subs: bool) -> Routez {
-    let mut routes: Vec<RouteInfoz> = shared
-        .routes
-        .as_ref()
+pub fn routez(shared: &Shared, cluster: Option<&Routes>, subs: bool) -> Routez {
+    let mut routes: Vec<RouteInfoz> = cluster
         .map(|r| r.all())
         .unwrap_or_default()
         .into_iter()

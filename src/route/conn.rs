@@ -13,7 +13,7 @@
 //! Output goes through the route's `Client` and the writer pool; routed messages are
 //! delivered with the client path's `deliver_message` (local subscribers only).
 
-use super::{Remote, Route, Routes};
+use super::{Node, Remote, Route, Routes};
 use crate::client::reader::{deliver_message, DeliveryContext, Message, Origin};
 use crate::client::{Client, Outbox, Subscription};
 use crate::close::CloseReason;
@@ -21,7 +21,7 @@ use crate::protocol::route::{
     self as protocol, Parsed, RouteConnect, RouteInfo, RouteOp, RoutedMsg,
 };
 use crate::protocol::Publish;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::socket::Socket;
 use crate::subjects::MatchCache;
 use bytes::BytesMut;
@@ -66,6 +66,7 @@ pub struct Ended {
 }
 
 struct RouteConn<'a> {
+    node: &'a Node,
     shared: &'a Arc<Shared>,
     routes: &'a Routes,
     route: Arc<Route>,
@@ -96,19 +97,13 @@ struct RouteConn<'a> {
 
 /// Runs a route connection on the calling thread until it ends. `dialed` is `None` for a
 /// connection accepted on the route port.
-pub fn run(
-    shared: &Arc<Shared>,
+pub(crate) fn run(
+    node: &Node,
     stream: TcpStream,
     addr: SocketAddr,
     dialed: Option<Dialed>,
 ) -> Ended {
-    let Some(routes) = shared.routes.as_ref() else {
-        return Ended {
-            reason: CloseReason::ServerShutdown,
-            remote_id: String::new(),
-            to_self: false,
-        };
-    };
+    let (shared, routes) = (&node.shared, &*node.routes);
     // One descriptor, shared by the reader and the writers (see `Socket`).
     let setup = (|| {
         let socket = Socket::new(stream)?;
@@ -129,12 +124,12 @@ pub fn run(
     let config = shared.config();
     let client = Arc::new(
         Client::new(
-            shared.next_cid(),
+            shared.registry.next_cid(),
             addr,
             socket.clone(),
             shared.doorbell.clone(),
             config.max_pending,
-            shared.departed.clone(),
+            shared.registry.departed().clone(),
             None,
             // A route carries every account; its `Client` account is only a placeholder
             // (each remote subscription names its own).
@@ -157,6 +152,7 @@ pub fn run(
         .as_ref()
         .map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| a.timeout);
     let mut conn = RouteConn {
+        node,
         shared,
         routes,
         route,
@@ -612,7 +608,7 @@ impl RouteConn<'_> {
             let remote_id = self.route.remote_id();
             if info.server_id != remote_id {
                 // Gossip: another server joined the cluster; dial it (an implicit route).
-                super::listen::implicit_route(self.shared, &info);
+                super::listen::implicit_route(self.node, &info);
             } else {
                 let mut r = self.route.remote.lock();
                 r.connect_urls = info.connect_urls;
@@ -627,10 +623,7 @@ impl RouteConn<'_> {
             r.port = info.port;
             r.connect_urls = info.connect_urls.clone();
         }
-        let Some(others) = self
-            .routes
-            .register(self.shared, &self.route, &info.server_id)
-        else {
+        let Some(others) = self.routes.register(&self.route, &info.server_id) else {
             log::debug!("{p} - Detected duplicate remote route {:?}", info.server_id);
             return Err(CloseReason::DuplicateRoute);
         };
@@ -658,7 +651,7 @@ impl RouteConn<'_> {
             }
         }
         if !self.routes.config.no_advertise {
-            super::send_info_to_clients(self.shared);
+            self.shared.send_info_to_clients();
         }
         Ok(())
     }
@@ -782,12 +775,12 @@ impl RouteConn<'_> {
             sub.close();
             sub.account.sublist.remove(sub);
         }
-        let was_registered = self.shared.route_departs(&self.route);
+        let was_registered = self.routes.depart(&self.shared.registry, &self.route);
         self.route.client.reader_finished(&self.shared.pool);
         let reason = self.route.client.close_reason().unwrap_or(reason);
         log::info!("{} - Router connection closed: {reason}", self.prefix());
         if was_registered && !self.routes.config.no_advertise && !self.shared.is_shutting_down() {
-            super::send_info_to_clients(self.shared);
+            self.shared.send_info_to_clients();
         }
         Ended {
             reason,

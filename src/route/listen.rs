@@ -5,10 +5,11 @@
 //! `reConnectToRoute`. Each thread runs its connection's reader itself ([`super::conn::run`]).
 
 use super::conn::{self, Dialed};
+use super::{Node, Routes};
 use crate::close::CloseReason;
 use crate::listen::AcceptLoop;
 use crate::protocol::route::RouteInfo;
-use crate::server::Shared;
+use crate::shared::Shared;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,29 +25,35 @@ pub const ROUTE_DIAL: Duration = Duration::from_secs(1);
 const ROUTE_STACK: usize = 512 * 1024;
 
 /// Starts the route listener thread on `listener` and a dialer per configured route.
-pub fn start(shared: &Arc<Shared>, listener: TcpListener) -> std::io::Result<AcceptLoop> {
-    let s = shared.clone();
+pub fn start(
+    shared: &Arc<Shared>,
+    routes: &Arc<Routes>,
+    listener: TcpListener,
+) -> std::io::Result<AcceptLoop> {
+    let node = Node {
+        shared: shared.clone(),
+        routes: routes.clone(),
+    };
+    let n = node.clone();
     let handle = AcceptLoop::spawn("beaver-routes", ROUTE_STACK, listener, move |l| {
-        accept_loop(&s, l)
+        accept_loop(&n, l)
     })?;
-    if let Some(routes) = &shared.routes {
-        for url in routes.config.routes.clone() {
-            let s = shared.clone();
-            std::thread::Builder::new()
-                .name("beaver-route-dial".into())
-                .stack_size(ROUTE_STACK)
-                .spawn(move || dial_configured(&s, &url))?;
-        }
+    for url in routes.config.routes.clone() {
+        let n = node.clone();
+        std::thread::Builder::new()
+            .name("beaver-route-dial".into())
+            .stack_size(ROUTE_STACK)
+            .spawn(move || dial_configured(&n, &url))?;
     }
     Ok(handle)
 }
 
-fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
+fn accept_loop(node: &Node, listener: &TcpListener) {
     loop {
         let (stream, addr) = match listener.accept() {
             Ok((stream, addr)) => (stream, crate::listen::canonical(addr)),
             Err(e) => {
-                if is_stopping(shared) {
+                if is_stopping(node) {
                     return;
                 }
                 log::error!("Error accepting route connection: {e}");
@@ -54,15 +61,15 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
                 continue;
             }
         };
-        if is_stopping(shared) {
+        if is_stopping(node) {
             return;
         }
-        let s = shared.clone();
+        let n = node.clone();
         let spawned = std::thread::Builder::new()
             .name("beaver-route".into())
             .stack_size(ROUTE_STACK)
             .spawn(move || {
-                conn::run(&s, stream, addr, None);
+                conn::run(&n, stream, addr, None);
             });
         if let Err(e) = spawned {
             log::error!("Error starting route thread: {e}");
@@ -70,20 +77,20 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
     }
 }
 
-fn is_stopping(shared: &Shared) -> bool {
-    shared.is_shutting_down() || shared.routes.as_ref().is_none_or(|r| r.is_stopping())
+fn is_stopping(node: &Node) -> bool {
+    node.shared.is_shutting_down() || node.routes.is_stopping()
 }
 
 /// Sleeps `d` in short steps; false if shutdown began meanwhile.
-fn pause(shared: &Shared, d: Duration) -> bool {
+fn pause(node: &Node, d: Duration) -> bool {
     let end = Instant::now() + d;
     while Instant::now() < end {
-        if is_stopping(shared) {
+        if is_stopping(node) {
             return false;
         }
         std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
     }
-    !is_stopping(shared)
+    !is_stopping(node)
 }
 
 /// Resolves and dials `host:port` once.
@@ -100,7 +107,7 @@ fn dial(host: &str, port: u16) -> std::io::Result<(TcpStream, SocketAddr)> {
 
 /// A configured route: dial until connected, run it, and after it ends redial (unless it
 /// led back to this server, or shutdown began).
-fn dial_configured(shared: &Arc<Shared>, url: &str) {
+fn dial_configured(node: &Node, url: &str) {
     let (creds, host, port) = match crate::config::parse_route_url(url) {
         Ok((c, h, p)) if p > 0 => (c, h, p as u16),
         _ => {
@@ -109,7 +116,7 @@ fn dial_configured(shared: &Arc<Shared>, url: &str) {
         }
     };
     let mut attempts: u64 = 0;
-    while !is_stopping(shared) {
+    while !is_stopping(node) {
         log::debug!("Trying to connect to route on {host}:{port}");
         match dial(&host, port) {
             Err(e) => {
@@ -120,14 +127,14 @@ fn dial_configured(shared: &Arc<Shared>, url: &str) {
                 } else {
                     log::debug!("Error trying to connect to route (attempt {attempts}): {e}");
                 }
-                if !pause(shared, ROUTE_CONNECT_DELAY) {
+                if !pause(node, ROUTE_CONNECT_DELAY) {
                     return;
                 }
             }
             Ok((stream, addr)) => {
                 attempts = 0;
                 let ended = conn::run(
-                    shared,
+                    node,
                     stream,
                     addr,
                     Some(Dialed {
@@ -141,18 +148,14 @@ fn dial_configured(shared: &Arc<Shared>, url: &str) {
                 }
                 if ended.reason == CloseReason::DuplicateRoute {
                     // A route to that server exists (it dialled us): redial once it is gone.
-                    while shared
-                        .routes
-                        .as_ref()
-                        .is_some_and(|r| r.is_connected(&ended.remote_id))
-                    {
-                        if !pause(shared, Duration::from_millis(100)) {
+                    while node.routes.is_connected(&ended.remote_id) {
+                        if !pause(node, Duration::from_millis(100)) {
                             return;
                         }
                     }
                 }
                 let jitter = Duration::from_millis(fastrand::u64(0..100));
-                if !pause(shared, ROUTE_RECONNECT + jitter) {
+                if !pause(node, ROUTE_RECONNECT + jitter) {
                     return;
                 }
             }
@@ -163,11 +166,9 @@ fn dial_configured(shared: &Arc<Shared>, url: &str) {
 /// Gossip: `info` describes a server another route told us about. Dial it unless it is us,
 /// already connected, being dialled, or one of our configured routes (nats-server's
 /// `processImplicitRoute`).
-pub(crate) fn implicit_route(shared: &Arc<Shared>, info: &RouteInfo) {
-    let Some(routes) = shared.routes.as_ref() else {
-        return;
-    };
-    if info.server_id == shared.server_id || routes.is_connected(&info.server_id) {
+pub(crate) fn implicit_route(node: &Node, info: &RouteInfo) {
+    let routes = &node.routes;
+    if info.server_id == node.shared.server_id || routes.is_connected(&info.server_id) {
         return;
     }
     let hp = crate::listen::join_host_port(&info.host, info.port).to_ascii_lowercase();
@@ -194,15 +195,13 @@ pub(crate) fn implicit_route(shared: &Arc<Shared>, info: &RouteInfo) {
         info.ip.clone()
     };
     let id = info.server_id.clone();
-    let s = shared.clone();
+    let n = node.clone();
     let spawned = std::thread::Builder::new()
         .name("beaver-route-dial".into())
         .stack_size(ROUTE_STACK)
         .spawn(move || {
-            dial_implicit(&s, &url);
-            if let Some(r) = &s.routes {
-                r.dialing.lock().retain(|d| *d != id);
-            }
+            dial_implicit(&n, &url);
+            n.routes.dialing.lock().retain(|d| *d != id);
         });
     if let Err(e) = spawned {
         log::error!("Error starting route thread: {e}");
@@ -210,7 +209,7 @@ pub(crate) fn implicit_route(shared: &Arc<Shared>, info: &RouteInfo) {
     }
 }
 
-fn dial_implicit(shared: &Arc<Shared>, url: &str) {
+fn dial_implicit(node: &Node, url: &str) {
     let Ok((_, host, port)) = crate::config::parse_route_url(url) else {
         log::error!("Error parsing URL from INFO: {url:?}");
         return;
@@ -218,17 +217,14 @@ fn dial_implicit(shared: &Arc<Shared>, url: &str) {
     let Ok(port) = u16::try_from(port) else {
         return;
     };
-    let retries = shared
-        .routes
-        .as_ref()
-        .map_or(0, |r| r.config.connect_retries);
+    let retries = node.routes.config.connect_retries;
     let mut attempts = 0;
-    while !is_stopping(shared) {
+    while !is_stopping(node) {
         log::debug!("Trying to connect to route on {host}:{port}");
         match dial(&host, port) {
             Ok((stream, addr)) => {
                 conn::run(
-                    shared,
+                    node,
                     stream,
                     addr,
                     Some(Dialed {
@@ -242,7 +238,7 @@ fn dial_implicit(shared: &Arc<Shared>, url: &str) {
             Err(e) => {
                 attempts += 1;
                 log::debug!("Error trying to connect to route (attempt {attempts}): {e}");
-                if attempts > retries || !pause(shared, ROUTE_CONNECT_DELAY) {
+                if attempts > retries || !pause(node, ROUTE_CONNECT_DELAY) {
                     return;
                 }
             }

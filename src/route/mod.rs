@@ -42,8 +42,9 @@ use crate::client::Account;
 use crate::client::{Client, Subscription};
 use crate::close::CloseReason;
 use crate::config::Cluster;
+use crate::outbound::BatchPool;
 use crate::protocol::route as protocol;
-use crate::server::Shared;
+use crate::shared::{Registry, Shared};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -145,12 +146,27 @@ pub struct Routes {
     /// Servers an implicit-route thread is dialing (by id), so gossip repeated by several
     /// routes starts one dialer.
     pub(crate) dialing: Mutex<Vec<String>>,
+    /// The server's batch pool, for the interest lines queued to routes.
+    pool: Arc<BatchPool>,
+}
+
+/// What every route thread needs: the server's shared state and the cluster's.
+#[derive(Clone)]
+pub(crate) struct Node {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) routes: Arc<Routes>,
 }
 
 impl Routes {
     /// Cluster state for `config`, listening on `listen_addr`; `client_addr` is the bound
-    /// client address (its URLs are advertised to other servers).
-    pub fn new(config: Cluster, listen_addr: SocketAddr, client_addr: SocketAddr) -> Routes {
+    /// client address (its URLs are advertised to other servers); `pool` is the server's
+    /// batch pool.
+    pub fn new(
+        config: Cluster,
+        listen_addr: SocketAddr,
+        client_addr: SocketAddr,
+        pool: Arc<BatchPool>,
+    ) -> Routes {
         let (name, dynamic) = match &config.name {
             Some(n) => (n.clone(), false),
             None => (
@@ -169,6 +185,7 @@ impl Routes {
             client_urls,
             stopping: AtomicBool::new(false),
             dialing: Mutex::new(Vec::new()),
+            pool,
         }
     }
 
@@ -260,12 +277,7 @@ impl Routes {
     /// the same server is already registered (the caller closes this one as a duplicate).
     /// On success, queues our whole local interest to it, under the table lock (see the
     /// module docs), and returns the other registered routes (for gossip).
-    pub(crate) fn register(
-        &self,
-        shared: &Shared,
-        route: &Arc<Route>,
-        id: &str,
-    ) -> Option<Vec<Arc<Route>>> {
+    pub(crate) fn register(&self, route: &Arc<Route>, id: &str) -> Option<Vec<Arc<Route>>> {
         let mut table = self.table.lock();
         if table.by_id.contains_key(id) {
             return None;
@@ -286,9 +298,9 @@ impl Routes {
             );
         }
         if !buf.is_empty() {
-            let mut batch = shared.pool.take();
+            let mut batch = self.pool.take();
             batch.push(&buf);
-            route.client.enqueue(batch, &shared.pool);
+            route.client.enqueue(batch, &self.pool);
         }
         Some(
             table
@@ -300,8 +312,20 @@ impl Routes {
         )
     }
 
+    /// A route connection leaves: it is removed from the route table and its counters join
+    /// the departed totals, both under the registry's departure lock, as a client's
+    /// departure (see [`Registry::depart`]). Returns whether it was the registered route to
+    /// its server.
+    pub(crate) fn depart(&self, registry: &Registry, route: &Arc<Route>) -> bool {
+        registry.consistent(|_| {
+            let was_registered = self.remove(route);
+            route.client.settle();
+            was_registered
+        })
+    }
+
     /// Forgets a closed route. Returns whether it was the registered route to its server.
-    pub(crate) fn remove(&self, route: &Arc<Route>) -> bool {
+    fn remove(&self, route: &Arc<Route>) -> bool {
         let id = route.remote_id();
         let mut table = self.table.lock();
         table.all.remove(&route.client.cid);
@@ -316,7 +340,7 @@ impl Routes {
 
     /// Counts local subscriptions added (`delta` > 0) or removed, and queues the `RS+`/`RS-`
     /// each change calls for to every registered route (see the module docs).
-    fn update_local(&self, shared: &Shared, changes: &[&Subscription], add: bool) {
+    fn update_local(&self, changes: &[&Subscription], add: bool) {
         let mut buf = Vec::new();
         let mut table = self.table.lock();
         for sub in changes {
@@ -344,9 +368,9 @@ impl Routes {
             return;
         }
         for r in table.by_id.values() {
-            let mut batch = shared.pool.take();
+            let mut batch = self.pool.take();
             batch.push(&buf);
-            r.client.enqueue(batch, &shared.pool);
+            r.client.enqueue(batch, &self.pool);
         }
     }
 
@@ -370,44 +394,32 @@ impl Routes {
     }
 }
 
-/// CLIENT SUBSCRIPTION HOOK: a local client subscription was added to its account's sublist.
-/// Sends `RS+` to the routes when the cluster needs to hear of it. No-op without a cluster
-/// and for routes' own subscriptions.
-#[inline]
-pub fn local_sub_added(shared: &Shared, sub: &Subscription) {
-    if let Some(routes) = &shared.routes {
-        if !sub.client.is_route() {
-            routes.update_local(shared, &[sub], true);
-        }
+/// The core's view of the cluster (see [`crate::shared::Cluster`]).
+impl crate::shared::Cluster for Routes {
+    /// Sends `RS+` to the routes when the cluster needs to hear of the subscription.
+    fn interest_added(&self, sub: &Subscription) {
+        self.update_local(&[sub], true);
     }
-}
 
-/// CLIENT SUBSCRIPTION HOOK: local client subscriptions were removed from their sublist
-/// (each exactly once: the caller won its `Subscription::close`). Sends `RS-` (or a lower
-/// queue weight) when the cluster needs to hear of it.
-pub fn local_subs_removed(shared: &Shared, subs: &[&Arc<Subscription>]) {
-    if let Some(routes) = &shared.routes {
-        let changes: Vec<&Subscription> = subs
-            .iter()
-            .filter(|s| !s.client.is_route())
-            .map(|s| &***s)
-            .collect();
-        if !changes.is_empty() {
-            routes.update_local(shared, &changes, false);
-        }
+    /// Sends `RS-` (or a lower queue weight) when the cluster needs to hear of it.
+    fn interest_removed(&self, subs: &[&Subscription]) {
+        self.update_local(subs, false);
     }
-}
 
-/// Sends every client that takes async `INFO` a new one: the cluster's client URLs changed
-/// (a route registered or left), as nats-server's `sendAsyncInfoToClients`.
-pub(crate) fn send_info_to_clients(shared: &Shared) {
-    let clients: Vec<Arc<Client>> = shared.clients.iter().map(|e| e.value().clone()).collect();
-    for c in clients {
-        if c.takes_async_info() && !c.is_closing() {
-            let mut batch = shared.pool.take();
-            batch.push(&shared.info_line(&c));
-            c.enqueue(batch, &shared.pool);
+    fn name(&self) -> String {
+        Routes::name(self)
+    }
+
+    fn connect_urls(&self, ldm: bool) -> Vec<String> {
+        Routes::connect_urls(self, ldm)
+    }
+
+    fn traffic(&self) -> crate::client::Traffic {
+        let mut total = crate::client::Traffic::default();
+        for r in self.all() {
+            total.add(r.client.stats.snapshot());
         }
+        total
     }
 }
 
@@ -426,6 +438,7 @@ mod tests {
             },
             addr,
             addr,
+            Arc::new(BatchPool::default()),
         )
     }
 

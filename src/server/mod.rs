@@ -1,4 +1,5 @@
-//! The server: shared state, the acceptor thread, start-up and shutdown.
+//! The server: start-up, the acceptor thread, lame-duck mode and shutdown. What the
+//! threads share is in [`crate::shared`].
 //!
 //! Threads (see docs/architecture.md for the whole picture):
 //! - the **acceptor** blocks in `accept()` and starts one reader thread per connection;
@@ -6,13 +7,6 @@
 //! - **writer threads** (a fixed pool) drain outbound queues into sockets ([`crate::writer`]).
 //!
 //! - the **monitor** (`-m`), when enabled, serves the HTTP endpoints ([`crate::monitor`]).
-//!
-//! ## Departures
-//! A connection's reader, when it finishes, calls `Shared::depart`: under the closed-ring
-//! lock it unregisters the client, adds the client's counters to the totals of departed
-//! connections, and keeps a snapshot of it in the ring of closed connections. Monitoring
-//! reads the registry and those totals under the same lock, so a connection that leaves is
-//! counted once: never in both, never in neither.
 //!
 //! ## Shutdown protocol
 //! [`Server::shutdown`]: set `shutting_down` (the acceptors drop whatever they still
@@ -25,25 +19,23 @@
 
 mod acceptor;
 
-use crate::client::Accounts;
-use crate::client::Ready;
-use crate::client::StallPolicy;
-use crate::client::{Client, ClientStats, Subscription, Traffic};
+use crate::client::{Accounts, Client, Ready, StallPolicy};
 use crate::close::CloseReason;
 use crate::config::Config;
 use crate::listen::AcceptLoop;
-use crate::monitor::{ClosedConn, ClosedConnections, Monitor};
+use crate::monitor::Monitor;
 use crate::outbound::BatchPool;
-use crate::protocol::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
+use crate::protocol::generate_server_id;
+use crate::route::Routes;
+use crate::shared::{duration_nanos, Parts, Shared};
 use crate::writer::WriterPool;
-use crossbeam_channel::Sender;
-use dashmap::DashMap;
-use parking_lot::{Mutex, RwLock};
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
+
+pub use crate::shared::VERSION;
 
 /// How long shutdown waits for queued output to be written before cutting connections.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -51,282 +43,11 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// Largest capacity of the writers' ready queue (see `Server::start`).
 pub const READY_QUEUE_MAX: usize = 256 * 1024;
 
-/// beaver's own version.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// State shared by every thread of one server.
-pub struct Shared {
-    /// Client authentication, compiled from `config.authorization`.
-    pub auth: crate::client::Authenticator,
-    /// The TLS server configuration, when `config.tls` is set.
-    pub tls: Option<Arc<rustls::ServerConfig>>,
-    /// The current configuration: the one the server started with, replaced by each
-    /// successful reload (SIGHUP). Read it with [`Shared::config`]. Readers cache what they
-    /// use per connection and refresh it when `config_generation` moves, so the message path
-    /// never takes this lock.
-    /// When the configuration in use was loaded: the start, then each successful reload
-    /// (`/varz` `config_load_time`). A lock only monitoring and reloads take.
-    config_load_time: Mutex<SystemTime>,
-    config: RwLock<Arc<Config>>,
-    /// Bumped (Release) after each reload; readers load it (Acquire) once per read to see
-    /// whether their cached limits are stale.
-    config_generation: AtomicU64,
-    /// Lame-duck mode has started: no new clients; INFO says `"ldm": true`.
-    lame_duck: AtomicBool,
-    /// `write_deadline` in nanoseconds, shared with the writer pool (see `set_config`).
-    write_deadline: Arc<AtomicU64>,
-    /// The accounts, each with its subscription table: `$G` (the global account, where
-    /// every client is when no accounts are configured) and the configured ones. Fixed at
-    /// start (reload refuses account changes), so read without a lock.
-    pub accounts: Accounts,
-    /// Connected clients by cid.
-    pub clients: DashMap<u64, Arc<Client>>,
-    /// Client connections admitted under `max_connections` whose reader has not exited yet
-    /// (see [`Shared::admit`]). Unlike the registry's size, it never counts a connection
-    /// that is being refused.
-    admitted: AtomicUsize,
-    /// Recycled outbound batches.
-    pub pool: Arc<BatchPool>,
-    /// The writer pool's ready queue (cloned into every client).
-    pub doorbell: Sender<Ready>,
-    /// Backpressure on fast producers.
-    pub stall: StallPolicy,
-    /// This server's id.
-    pub server_id: String,
-    /// This server's name.
-    pub server_name: String,
-    /// The address clients connect to.
-    pub local_addr: SocketAddr,
-    /// When the server started (wall clock: `/varz` `start`).
-    pub start: SystemTime,
-    /// The same moment on the monotonic clock (uptime).
-    pub start_instant: Instant,
-    /// Messages and bytes of the connections that have left (see `Shared::depart`); open
-    /// connections keep their own counters, summed on request.
-    pub departed: Arc<ClientStats>,
-    /// The last `max_closed_clients` closed connections (`/connz?state=closed`). Its lock
-    /// also makes departures atomic for monitoring (see the module docs). Lock order: this,
-    /// then the registry's shard locks, then (in `Shared::depart`) the leaving client's
-    /// `settled` lock; nothing else is taken under it.
-    pub closed: Mutex<ClosedConnections>,
-    /// Connections closed, per [`CloseReason`] (indexed by `CloseReason::index`). Added to
-    /// under the `closed` lock, by [`Shared::depart`], so that they agree with the registry
-    /// for anyone who took that lock; Relaxed, since the lock orders them.
-    closed_by_reason: [AtomicU64; CloseReason::ALL.len()],
-    next_cid: AtomicU64,
-    shutting_down: AtomicBool,
-    /// The cluster (routes, interest counts), when `cluster` is configured.
-    pub routes: Option<crate::route::Routes>,
-}
-
-impl Shared {
-    /// The current configuration (a snapshot: a reload does not change it).
-    pub fn config(&self) -> Arc<Config> {
-        self.config.read().clone()
-    }
-
-    /// Counts configuration reloads; see the field's docs.
-    pub fn config_generation(&self) -> u64 {
-        self.config_generation.load(Ordering::Acquire)
-    }
-
-    /// Installs a reloaded configuration (only its reloadable parts may differ; see
-    /// [`crate::reload`]).
-    pub fn set_config(&self, config: Config) {
-        *self.config_load_time.lock() = SystemTime::now();
-        // Relaxed: a setting; the writers read it when a write is stuck.
-        self.write_deadline.store(
-            duration_nanos(config.effective_write_deadline()),
-            Ordering::Relaxed,
-        );
-        *self.config.write() = Arc::new(config);
-        // Release: a reader that sees the new generation sees the new configuration.
-        self.config_generation.fetch_add(1, Ordering::Release);
-    }
-
-    /// Admits a new client connection if `max_connections` allows it (as nats-server checks
-    /// and adds a client in one step, under its lock): a compare-and-swap loop on the count
-    /// of admitted connections, so two connections arriving together at `limit - 1` cannot
-    /// both be refused (nor both admitted). `None`: refused. The place is given back when
-    /// the returned [`Admission`] is dropped (the reader exits).
-    pub(crate) fn admit(self: &Arc<Self>) -> Option<Admission> {
-        let limit = self.config().connection_limit();
-        // AcqRel/Acquire: the count is all there is to it; no other data is published.
-        self.admitted
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                limit.is_none_or(|l| n < l).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Admission {
-                shared: self.clone(),
-            })
-    }
-
-    /// Whether the acceptor must stop: shutdown or lame-duck mode has started.
-    pub fn stops_accepting(&self) -> bool {
-        self.is_shutting_down() || self.is_lame_duck()
-    }
-
-    /// When the configuration in use was loaded (the start, or the last reload).
-    pub fn config_load_time(&self) -> SystemTime {
-        *self.config_load_time.lock()
-    }
-
-    /// Whether lame-duck mode has started.
-    pub fn is_lame_duck(&self) -> bool {
-        self.lame_duck.load(Ordering::Acquire)
-    }
-
-    /// A new connection id.
-    pub fn next_cid(&self) -> u64 {
-        // Relaxed: only uniqueness matters.
-        self.next_cid.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Connections accepted since start (`/varz` `total_connections`): every accepted
-    /// connection took one cid, refused ones (over `max_connections`) included, as
-    /// nats-server counts them.
-    pub fn total_connections(&self) -> u64 {
-        // Relaxed: a statistic; cids start at 1.
-        self.next_cid.load(Ordering::Relaxed).saturating_sub(1)
-    }
-
-    /// Connections closed for `reason` so far.
-    pub fn closed_count(&self, reason: CloseReason) -> u64 {
-        self.closed_by_reason[reason.index()].load(Ordering::Relaxed)
-    }
-
-    /// Connections closed as slow consumers (`/varz` `slow_consumers`: by pending bytes or
-    /// by write deadline).
-    pub fn slow_consumers(&self) -> u64 {
-        CloseReason::ALL
-            .into_iter()
-            .filter(|r| r.is_slow_consumer())
-            .map(|r| self.closed_count(r))
-            .sum()
-    }
-
-    /// Open connections, and the messages and bytes of all connections since start: the
-    /// open ones' counters summed, plus the departed ones' totals. Read under the
-    /// closed-ring lock, so that a connection leaving meanwhile is counted exactly once.
-    pub fn connections_and_traffic(&self) -> (usize, Traffic) {
-        let _departures = self.closed.lock();
-        let mut total = self.departed.snapshot();
-        let mut open = 0;
-        for c in self.clients.iter() {
-            open += 1;
-            total.add(c.value().stats.snapshot());
-        }
-        // Routes count too (as nats-server's totals do), at once: a route leaves the
-        // table and adds its counters to the departed totals under this same lock
-        // (`route_departs`), so it is never counted twice nor missed.
-        if let Some(routes) = &self.routes {
-            for r in routes.all() {
-                total.add(r.client.stats.snapshot());
-            }
-        }
-        (open, total)
-    }
-
-    /// A route connection leaves: it is removed from the route table and its counters join
-    /// the departed totals, both under the closed-ring lock, as a client's departure (see
-    /// [`Shared::depart`]). Returns whether it was the registered route to its server.
-    pub(crate) fn route_departs(&self, route: &Arc<crate::route::Route>) -> bool {
-        let Some(routes) = &self.routes else {
-            return false;
-        };
-        let _departures = self.closed.lock();
-        let was_registered = routes.remove(route);
-        route.client.settle();
-        was_registered
-    }
-
-    /// A connection leaves: called once by its reader when it finishes, after its
-    /// subscriptions were removed (`subs` are the ones it had). Unregisters the client,
-    /// adds its counters to the departed totals and keeps a snapshot of it for
-    /// `/connz?state=closed`, all under the closed-ring lock (see the module docs).
-    pub(crate) fn depart(
-        &self,
-        client: &Arc<Client>,
-        reason: CloseReason,
-        subs: &[Arc<Subscription>],
-    ) {
-        // Everything that takes the client's own locks happens before the ring lock.
-        let mut snapshot = ClosedConn::capture(client, reason, subs, SystemTime::now());
-        let mut ring = self.closed.lock();
-        self.clients.remove(&client.cid);
-        snapshot.set_traffic(client.settle());
-        ring.push(snapshot);
-        // Counted under the same lock, so that whoever sees the connection gone (under
-        // this lock) also sees its close reason counted: `/varz` `connections` and
-        // `slow_consumers`, and `/metrics`, agree at every moment.
-        self.closed_by_reason[reason.index()].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The connected clients, copied out of the registry: the caller may then take any
-    /// lock or wait (e.g. `Client::abort` waits for a write in progress) without holding a
-    /// registry shard lock, which a departing reader needs (see the lock order in
-    /// docs/architecture.md).
-    pub fn client_list(&self) -> Vec<Arc<Client>> {
-        self.clients.iter().map(|e| e.value().clone()).collect()
-    }
-
-    /// Whether shutdown has started.
-    pub fn is_shutting_down(&self) -> bool {
-        self.shutting_down.load(Ordering::Acquire)
-    }
-
-    /// The `INFO` line for `client`.
-    pub fn info_line(&self, client: &Client) -> Vec<u8> {
-        self.info_line_with(client, false)
-    }
-
-    /// The `INFO` line for `client`, with `"ldm": true` when `ldm` (lame-duck mode).
-    pub fn info_line_with(&self, client: &Client, ldm: bool) -> Vec<u8> {
-        let config = self.config();
-        ServerInfo {
-            server_id: self.server_id.clone(),
-            server_name: self.server_name.clone(),
-            version: NATS_VERSION,
-            proto: 1,
-            go: RUNTIME_VERSION,
-            host: config.host.clone(),
-            port: self.local_addr.port(),
-            headers: true,
-            auth_required: self.auth.required(),
-            tls_required: self.tls.is_some(),
-            tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
-            max_payload: config.max_payload,
-            client_id: client.cid,
-            client_ip: client.addr.ip().to_string(),
-            cluster: self.routes.as_ref().map(|r| r.name()),
-            connect_urls: self
-                .routes
-                .as_ref()
-                .map(|r| r.connect_urls(ldm))
-                .unwrap_or_default(),
-            ldm,
-            beaver_version: VERSION,
-        }
-        .to_line()
-    }
-}
-
-/// A client connection's place under `max_connections` ([`Shared::admit`]): given back
-/// when dropped.
-pub(crate) struct Admission {
-    shared: Arc<Shared>,
-}
-
-impl Drop for Admission {
-    fn drop(&mut self) {
-        self.shared.admitted.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// A running server.
 pub struct Server {
     shared: Arc<Shared>,
+    /// The cluster, when `cluster` is configured.
+    routes: Option<Arc<Routes>>,
     acceptor: AcceptLoop,
     /// The route listener thread, when clustering.
     route_acceptor: Option<AcceptLoop>,
@@ -376,6 +97,7 @@ impl Server {
         if auth.has_plain_passwords() {
             log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
         }
+        let pool = Arc::new(BatchPool::default());
         let listener = crate::listen::bind(&config.host, config.bind_port())?;
         let local_addr = listener.local_addr()?;
         // Routes: the route port is bound before anything starts, so a bad address fails
@@ -392,7 +114,12 @@ impl Server {
             Some(l) => {
                 let addr = l.local_addr()?;
                 let cluster = config.cluster.clone().unwrap_or_default();
-                Some(crate::route::Routes::new(cluster, addr, local_addr))
+                Some(Arc::new(Routes::new(
+                    cluster,
+                    addr,
+                    local_addr,
+                    pool.clone(),
+                )))
             }
             None => None,
         };
@@ -414,7 +141,6 @@ impl Server {
             .unwrap_or(READY_QUEUE_MAX)
             .clamp(1024, READY_QUEUE_MAX);
         let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Ready>(ready_capacity);
-        let pool = Arc::new(BatchPool::default());
         let server_id = generate_server_id();
         let stall = StallPolicy {
             // Producers wait once a subscriber has this much queued: enough to keep its
@@ -441,38 +167,25 @@ impl Server {
             pool.clone(),
             write_deadline.clone(),
         )?;
-        let start = SystemTime::now();
-        let shared = Arc::new(Shared {
-            server_name: config
-                .server_name
-                .clone()
-                .unwrap_or_else(|| server_id.clone()),
-            server_id,
-            accounts,
-            clients: DashMap::new(),
-            admitted: AtomicUsize::new(0),
-            pool,
-            doorbell: ready_tx,
-            stall,
-            local_addr,
-            start,
-            start_instant: Instant::now(),
-            departed: Arc::new(ClientStats::default()),
-            closed: Mutex::new(ClosedConnections::new(config.closed_ring_size())),
-            closed_by_reason: std::array::from_fn(|_| AtomicU64::new(0)),
-            next_cid: AtomicU64::new(1),
-            shutting_down: AtomicBool::new(false),
-            auth,
-            tls,
-            config: RwLock::new(Arc::new(config)),
-            config_load_time: Mutex::new(start),
-            config_generation: AtomicU64::new(0),
-            lame_duck: AtomicBool::new(false),
-            write_deadline,
-            routes,
-        });
+        let cluster: Option<Arc<dyn crate::shared::Cluster>> =
+            routes.clone().map(|r| r as Arc<dyn crate::shared::Cluster>);
+        let shared = Arc::new(Shared::new(
+            config,
+            Parts {
+                auth,
+                tls,
+                accounts,
+                pool,
+                doorbell: ready_tx,
+                stall,
+                write_deadline,
+                server_id,
+                local_addr,
+                cluster,
+            },
+        ));
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
-        let route_acceptor = match (route_listener, &shared.routes) {
+        let route_acceptor = match (route_listener, &routes) {
             (Some(l), Some(r)) => {
                 log::info!("Cluster name is {}", r.name());
                 if r.is_dynamic() {
@@ -482,12 +195,13 @@ impl Server {
                     "Listening for route connections on {}",
                     crate::listen::join_host_port(&r.config.host, r.listen_addr.port())
                 );
-                Some(crate::route::listen::start(&shared, l)?)
+                Some(crate::route::listen::start(&shared, r, l)?)
             }
             _ => None,
         };
         let mut server = Server {
             shared,
+            routes,
             acceptor,
             route_acceptor,
             writers: Some(writers),
@@ -496,7 +210,8 @@ impl Server {
         // Started after the acceptor, so that `/healthz` answering means clients can connect.
         // (On failure, dropping `server` shuts down what was started.)
         if let Some(l) = monitor_listener {
-            let monitor = Monitor::spawn(l, server.shared.clone()).map_err(StartError::Monitor)?;
+            let monitor = Monitor::spawn(l, server.shared.clone(), server.routes.clone())
+                .map_err(StartError::Monitor)?;
             server.monitor = Some(monitor);
         }
         Ok(server)
@@ -510,6 +225,11 @@ impl Server {
     /// The shared state (for monitoring and tests).
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The bound route listen address, when clustering.
+    pub fn cluster_addr(&self) -> Option<SocketAddr> {
+        self.routes.as_ref().map(|r| r.listen_addr)
     }
 
     /// The monitoring server, when `http_port` is set.
@@ -536,13 +256,13 @@ impl Server {
     /// caller then shuts down. `interrupted` is polled during the waits: when it returns
     /// true (SIGINT) the remaining waits are skipped.
     pub fn lame_duck(&mut self, interrupted: &dyn Fn() -> bool) {
-        if self.shared.lame_duck.swap(true, Ordering::AcqRel) {
+        if !self.shared.begin_lame_duck() {
             return;
         }
         log::info!("Entering lame duck mode, stop accepting new clients");
         self.stop_accepting();
         let config = self.shared.config();
-        let clients: Vec<Arc<Client>> = self.shared.client_list();
+        let clients: Vec<Arc<Client>> = self.shared.registry.client_list();
         if clients.is_empty() {
             return;
         }
@@ -579,17 +299,17 @@ impl Server {
     }
 
     fn stop(&mut self) {
-        if self.shared.shutting_down.swap(true, Ordering::AcqRel) {
+        if !self.shared.begin_shutdown() {
             return;
         }
         // (1) Close every client gracefully, and every route (their readers remove the
         // remote interest and leave). First, so that clients see the end at once: from the
         // `shutting_down` flag on, the acceptors drop whatever they still accept.
-        let clients: Vec<Arc<Client>> = self.shared.client_list();
+        let clients: Vec<Arc<Client>> = self.shared.registry.client_list();
         for c in &clients {
             c.close(CloseReason::ServerShutdown);
         }
-        if let Some(routes) = &self.shared.routes {
+        if let Some(routes) = &self.routes {
             routes.close_all();
         }
         // (2) Stop monitoring and the accept loops (each bounded: see `AcceptLoop::stop`).
@@ -602,7 +322,7 @@ impl Server {
         }
         // A connection the acceptor was registering while (1) ran is closed now (closing is
         // idempotent), rather than found a straggler after the grace period.
-        for c in self.shared.client_list() {
+        for c in self.shared.registry.client_list() {
             c.close(CloseReason::ServerShutdown);
         }
         // (3) Wait for the readers to finish (each unregisters once its socket is shut,
@@ -611,18 +331,18 @@ impl Server {
         // soon the process is gone after the sockets close.
         let wait_empty = |limit: Duration| {
             let deadline = Instant::now() + limit;
-            while !self.shared.clients.is_empty() && Instant::now() < deadline {
+            while !self.shared.registry.is_empty() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(1));
             }
         };
         wait_empty(SHUTDOWN_GRACE);
         // Collected first (see `client_list`): `abort` may wait for a write to finish.
-        let stragglers: Vec<Arc<Client>> = self.shared.client_list();
+        let stragglers: Vec<Arc<Client>> = self.shared.registry.client_list();
         for c in &stragglers {
             c.abort(CloseReason::ServerShutdown);
         }
         wait_empty(Duration::from_secs(1));
-        if let Some(routes) = &self.shared.routes {
+        if let Some(routes) = &self.routes {
             let deadline = Instant::now() + Duration::from_secs(2);
             while !routes.is_empty() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(1));
@@ -642,11 +362,6 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// A duration in nanoseconds, saturated (durations are at most a year: `MAX_DURATION`).
-fn duration_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Sleeps `d` in short steps; returns false early (without finishing) if `interrupted`.

@@ -1,0 +1,333 @@
+//! What every thread of one server shares: the configuration, the accounts, the registry of
+//! connections, the writer pool's doorbell and batch pool, and a hook to the cluster.
+//!
+//! This module sits below every feature: client sessions, delivery, routes, monitoring and
+//! the server's start-up all reach the core through [`Shared`], and none of them is reached
+//! from here except through the [`Cluster`] trait, which the route module implements. So
+//! dependencies point down (see docs/architecture.md, "Modules").
+
+mod closed;
+mod registry;
+
+pub use closed::{ClosedConn, ClosedConnections};
+pub use registry::Registry;
+
+use crate::client::{Accounts, Authenticator, Client, Ready, StallPolicy, Subscription, Traffic};
+use crate::config::Config;
+use crate::outbound::BatchPool;
+use crate::protocol::{ServerInfo, NATS_VERSION, RUNTIME_VERSION};
+use crossbeam_channel::Sender;
+use parking_lot::{Mutex, RwLock};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// beaver's own version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What the core needs from clustering, implemented by `route::Routes`: it is told of
+/// changes of local interest (nats-server's `updateRouteSubscriptionMap`, called from
+/// `addSub`/`removeSub`), and asked what client `INFO` advertises and what the routes'
+/// counters add to the server's totals. The core calls it through `Shared::cluster`; the
+/// route module, which sits above the core, is never named here.
+pub trait Cluster: Send + Sync {
+    /// A local client subscription was added to its account's table.
+    fn interest_added(&self, sub: &Subscription);
+    /// Local client subscriptions were removed from their tables (each exactly once).
+    fn interest_removed(&self, subs: &[&Subscription]);
+    /// The cluster's name (client `INFO` `cluster`).
+    fn name(&self) -> String;
+    /// The client URLs of the cluster's servers (client `INFO` `connect_urls`); with
+    /// `ldm`, for a lame-duck `INFO`.
+    fn connect_urls(&self, ldm: bool) -> Vec<String>;
+    /// The route connections' counters, summed (they count in `/varz` totals).
+    fn traffic(&self) -> Traffic;
+}
+
+/// State shared by every thread of one server.
+pub struct Shared {
+    /// Client authentication, compiled from `config.authorization`.
+    pub auth: Authenticator,
+    /// The TLS server configuration, when `config.tls` is set.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// When the configuration in use was loaded: the start, then each successful reload
+    /// (`/varz` `config_load_time`). A lock only monitoring and reloads take.
+    config_load_time: Mutex<SystemTime>,
+    /// The current configuration: the one the server started with, replaced by each
+    /// successful reload (SIGHUP). Read it with [`Shared::config`]. Readers cache what they
+    /// use per connection and refresh it when `config_generation` moves, so the message path
+    /// never takes this lock.
+    config: RwLock<Arc<Config>>,
+    /// Bumped (Release) after each reload; readers load it (Acquire) once per read to see
+    /// whether their cached limits are stale.
+    config_generation: AtomicU64,
+    /// Lame-duck mode has started: no new clients; INFO says `"ldm": true`.
+    lame_duck: AtomicBool,
+    /// `write_deadline` in nanoseconds, shared with the writer pool (see `set_config`).
+    write_deadline: Arc<AtomicU64>,
+    /// The accounts, each with its subscription table: `$G` (the global account, where
+    /// every client is when no accounts are configured) and the configured ones. Fixed at
+    /// start (reload refuses account changes), so read without a lock.
+    pub accounts: Accounts,
+    /// The connections: who is connected, who left (see [`Registry`]).
+    pub registry: Registry,
+    /// Recycled outbound batches.
+    pub pool: Arc<BatchPool>,
+    /// The writer pool's ready queue (cloned into every client).
+    pub doorbell: Sender<Ready>,
+    /// Backpressure on fast producers.
+    pub stall: StallPolicy,
+    /// This server's id.
+    pub server_id: String,
+    /// This server's name.
+    pub server_name: String,
+    /// The address clients connect to.
+    pub local_addr: SocketAddr,
+    /// When the server started (wall clock: `/varz` `start`).
+    pub start: SystemTime,
+    /// The same moment on the monotonic clock (uptime).
+    pub start_instant: Instant,
+    shutting_down: AtomicBool,
+    /// The cluster, when `cluster` is configured (see [`Cluster`]).
+    pub cluster: Option<Arc<dyn Cluster>>,
+}
+
+/// What [`Shared::new`] needs besides the configuration: what the server built first.
+pub struct Parts {
+    /// Authentication, compiled from the configuration against `accounts`.
+    pub auth: Authenticator,
+    /// The TLS server configuration, if any.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The account registry.
+    pub accounts: Accounts,
+    /// The batch pool the writers give batches back to.
+    pub pool: Arc<BatchPool>,
+    /// The writers' ready queue.
+    pub doorbell: Sender<Ready>,
+    /// Backpressure on fast producers.
+    pub stall: StallPolicy,
+    /// `write_deadline` in nanoseconds, as the writers read it.
+    pub write_deadline: Arc<AtomicU64>,
+    /// This server's id.
+    pub server_id: String,
+    /// The bound client address.
+    pub local_addr: SocketAddr,
+    /// The cluster, if any.
+    pub cluster: Option<Arc<dyn Cluster>>,
+}
+
+impl Shared {
+    /// The shared state of a server starting now with `config`.
+    pub fn new(config: Config, parts: Parts) -> Shared {
+        let start = SystemTime::now();
+        Shared {
+            server_name: config
+                .server_name
+                .clone()
+                .unwrap_or_else(|| parts.server_id.clone()),
+            server_id: parts.server_id,
+            accounts: parts.accounts,
+            registry: Registry::new(config.closed_ring_size()),
+            pool: parts.pool,
+            doorbell: parts.doorbell,
+            stall: parts.stall,
+            local_addr: parts.local_addr,
+            start,
+            start_instant: Instant::now(),
+            shutting_down: AtomicBool::new(false),
+            auth: parts.auth,
+            tls: parts.tls,
+            config: RwLock::new(Arc::new(config)),
+            config_load_time: Mutex::new(start),
+            config_generation: AtomicU64::new(0),
+            lame_duck: AtomicBool::new(false),
+            write_deadline: parts.write_deadline,
+            cluster: parts.cluster,
+        }
+    }
+
+    /// The current configuration (a snapshot: a reload does not change it).
+    pub fn config(&self) -> Arc<Config> {
+        self.config.read().clone()
+    }
+
+    /// Counts configuration reloads; see the field's docs.
+    pub fn config_generation(&self) -> u64 {
+        self.config_generation.load(Ordering::Acquire)
+    }
+
+    /// Installs a reloaded configuration (only its reloadable parts may differ; see
+    /// [`crate::reload`]).
+    pub fn set_config(&self, config: Config) {
+        *self.config_load_time.lock() = SystemTime::now();
+        // Relaxed: a setting; the writers read it when a write is stuck.
+        self.write_deadline.store(
+            duration_nanos(config.effective_write_deadline()),
+            Ordering::Relaxed,
+        );
+        *self.config.write() = Arc::new(config);
+        // Release: a reader that sees the new generation sees the new configuration.
+        self.config_generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Admits a new client connection if `max_connections` allows it (as nats-server checks
+    /// and adds a client in one step, under its lock): a compare-and-swap loop on the count
+    /// of admitted connections, so two connections arriving together at `limit - 1` cannot
+    /// both be refused (nor both admitted). `None`: refused. The place is given back when
+    /// the returned [`Admission`] is dropped (the reader exits).
+    pub fn admit(self: &Arc<Self>) -> Option<Admission> {
+        let limit = self.config().connection_limit();
+        // AcqRel/Acquire: the count is all there is to it; no other data is published.
+        self.registry
+            .admitted
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                limit.is_none_or(|l| n < l).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Admission {
+                shared: self.clone(),
+            })
+    }
+
+    /// Whether the acceptor must stop: shutdown or lame-duck mode has started.
+    pub fn stops_accepting(&self) -> bool {
+        self.is_shutting_down() || self.is_lame_duck()
+    }
+
+    /// When the configuration in use was loaded (the start, or the last reload).
+    pub fn config_load_time(&self) -> SystemTime {
+        *self.config_load_time.lock()
+    }
+
+    /// Whether lame-duck mode has started.
+    pub fn is_lame_duck(&self) -> bool {
+        self.lame_duck.load(Ordering::Acquire)
+    }
+
+    /// Starts lame-duck mode; false if it had started already.
+    pub fn begin_lame_duck(&self) -> bool {
+        !self.lame_duck.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether shutdown has started.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Acquire)
+    }
+
+    /// Starts shutdown; false if it had started already.
+    pub fn begin_shutdown(&self) -> bool {
+        !self.shutting_down.swap(true, Ordering::AcqRel)
+    }
+
+    /// Open connections, and the messages and bytes of all connections (routes included)
+    /// since start; see [`Registry::connections_and_traffic`].
+    pub fn connections_and_traffic(&self) -> (usize, Traffic) {
+        self.registry.connections_and_traffic(|| {
+            self.cluster
+                .as_ref()
+                .map_or_else(Traffic::default, |c| c.traffic())
+        })
+    }
+
+    /// A local subscription was added to its account's table: the cluster hears of it
+    /// (routes' own subscriptions are remote interest and are not announced).
+    #[inline]
+    pub fn interest_added(&self, sub: &Subscription) {
+        if let Some(cluster) = &self.cluster {
+            if !sub.client.is_route() {
+                cluster.interest_added(sub);
+            }
+        }
+    }
+
+    /// Local subscriptions were removed from their tables (each exactly once: the caller
+    /// won its `Subscription::close`): the cluster hears of it.
+    pub fn interest_removed(&self, subs: &[&Arc<Subscription>]) {
+        if let Some(cluster) = &self.cluster {
+            let local: Vec<&Subscription> = subs
+                .iter()
+                .filter(|s| !s.client.is_route())
+                .map(|s| &***s)
+                .collect();
+            if !local.is_empty() {
+                cluster.interest_removed(&local);
+            }
+        }
+    }
+
+    /// Removes a subscription from its client and its account's table, and withdraws its
+    /// interest from the cluster (idempotent; any thread: its own client's reader at
+    /// `UNSUB`, or a publisher's when an auto-unsubscribe limit is reached).
+    pub fn unsubscribe(&self, sub: &Arc<Subscription>) {
+        if sub.close() {
+            sub.client.remove_sub_if(&sub.sid, sub);
+            sub.account.sublist.remove(sub);
+            self.interest_removed(&[sub]);
+        }
+    }
+
+    /// Sends every client that takes async `INFO` a new one: the cluster's client URLs
+    /// changed (a route registered or left), as nats-server's `sendAsyncInfoToClients`.
+    pub fn send_info_to_clients(&self) {
+        for c in self.registry.client_list() {
+            if c.takes_async_info() && !c.is_closing() {
+                let mut batch = self.pool.take();
+                batch.push(&self.info_line(&c));
+                c.enqueue(batch, &self.pool);
+            }
+        }
+    }
+
+    /// The `INFO` line for `client`.
+    pub fn info_line(&self, client: &Client) -> Vec<u8> {
+        self.info_line_with(client, false)
+    }
+
+    /// The `INFO` line for `client`, with `"ldm": true` when `ldm` (lame-duck mode).
+    pub fn info_line_with(&self, client: &Client, ldm: bool) -> Vec<u8> {
+        let config = self.config();
+        ServerInfo {
+            server_id: self.server_id.clone(),
+            server_name: self.server_name.clone(),
+            version: NATS_VERSION,
+            proto: 1,
+            go: RUNTIME_VERSION,
+            host: config.host.clone(),
+            port: self.local_addr.port(),
+            headers: true,
+            auth_required: self.auth.required(),
+            tls_required: self.tls.is_some(),
+            tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
+            max_payload: config.max_payload,
+            client_id: client.cid,
+            client_ip: client.addr.ip().to_string(),
+            cluster: self.cluster.as_ref().map(|c| c.name()),
+            connect_urls: self
+                .cluster
+                .as_ref()
+                .map(|c| c.connect_urls(ldm))
+                .unwrap_or_default(),
+            ldm,
+            beaver_version: VERSION,
+        }
+        .to_line()
+    }
+}
+
+/// A client connection's place under `max_connections` ([`Shared::admit`]): given back
+/// when dropped.
+pub struct Admission {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        self.shared.registry.admitted.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A duration in nanoseconds, saturated (durations are at most a year: `MAX_DURATION`).
+pub fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
