@@ -17,7 +17,7 @@ trap 'rm -rf "$OUT"' EXIT
 # Instructions collected below the reader and writer threads' entry points only.
 cg() { # cg SCENARIO WARMUP MSGS -> total instructions
   valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" \
-    --toggle-collect='beaver::client::reader::Connection::run' \
+    --toggle-collect='beaver::session::Connection::run' \
     --toggle-collect='beaver::writer::Writer::run' \
     "$BIN" --scenario "$1" --warmup "$2" --msgs "$3" >/dev/null 2>&1
   sed -n 's/^summary: //p' "$OUT/cg.out"

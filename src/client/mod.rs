@@ -15,13 +15,10 @@
 //! Either way the client's own reader thread wakes up from its blocking read and is the one
 //! that removes the subscriptions and unregisters the client.
 
-mod outbox;
-pub(crate) mod reader;
 mod snapshot;
 mod subscription;
 
 pub use crate::outbound::StallPolicy;
-pub use outbox::Outbox;
 pub use snapshot::{ClientSnapshot, SubSnapshot};
 pub use subscription::{Claim, Subscription};
 
@@ -232,7 +229,7 @@ pub struct Client {
     /// read (`read_tls`, `process_new_packets`, reading plaintext) and by the writer holding
     /// the scheduled token to encrypt a gather of batches into ciphertext. Socket I/O is
     /// never done under it, and no other lock is taken under it (lock order:
-    /// `Client::write` → `Client::tls`; see docs/architecture.md, "TLS"). The inner
+    /// `Client::output` → `Client::tls`; see docs/architecture.md, "TLS"). The inner
     /// `Option` is emptied when the connection has left ([`Client::release`]): the session's
     /// buffers go then, whoever still holds the `Client`. Lock it with [`lock_session`].
     pub(crate) tls: Option<TlsSlot>,

@@ -20,7 +20,8 @@
 //!
 //! ## What a request reads, and the locks it takes
 //! Monitoring never writes server state, and takes each lock briefly, one at a time, except
-//! the closed-ring lock (`Shared::closed`), under which it walks the client registry:
+//! the registry's departure lock (the closed ring's: `Registry::consistent`), under which it walks
+//! the client registry:
 //! - `/varz`, `/metrics`: the closed-ring lock while summing every open client's counters
 //!   (atomics) with the totals of departed connections, so that a connection leaving at
 //!   that moment is counted exactly once; the registry's shard read locks during the walk;
@@ -37,7 +38,7 @@
 //! percentage from numbers read before taking it; no other lock and no I/O under it.
 //!
 //! Lock order (docs/architecture.md): closed ring → registry shards (→ the leaving client's
-//! `settled` lock, in `Shared::depart`). Monitoring never holds a lock while taking a
+//! `settled` lock, in `Registry::depart`). Monitoring never holds a lock while taking a
 //! client's subscription map or identity, so it fits the server's order
 //! `Client::subs` → sublist.
 //!

@@ -14,9 +14,9 @@
 //! delivered with the client path's `deliver_message` (local subscribers only).
 
 use super::{Node, Remote, Route, Routes};
-use crate::client::reader::{deliver_message, DeliveryContext, Message, Origin};
-use crate::client::{Client, Outbox, Subscription};
+use crate::client::{Client, Subscription};
 use crate::close::CloseReason;
+use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox, FLUSH_STAGED};
 use crate::protocol::route::{
     self as protocol, Parsed, RouteConnect, RouteInfo, RouteOp, RoutedMsg,
 };
@@ -422,7 +422,7 @@ impl RouteConn<'_> {
             if let Err(r) = self.handle(op, &chunk, at) {
                 break Err(r);
             }
-            if self.outbox.staged() >= crate::client::reader::FLUSH_STAGED {
+            if self.outbox.staged() >= FLUSH_STAGED {
                 self.flush();
             }
         };

@@ -16,7 +16,7 @@
 //! - **Remote interest** (`RS+` received) is a [`Subscription`] of the route's `Client` in
 //!   the account's sublist, the way nats-server keeps it. So a client's publish matches
 //!   local and remote interest in one lookup, and a queue group's members on other servers
-//!   compete with local ones (see `client::reader`, which forwards to routes).
+//!   compete with local ones (see `delivery`, which forwards to routes).
 //!
 //! ## The table lock
 //! `Routes::table` (a `parking_lot::Mutex`) holds the registered routes, every route

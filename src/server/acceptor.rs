@@ -27,7 +27,7 @@ fn run(shared: Arc<Shared>, listener: &TcpListener) {
                     return;
                 }
                 backoff = Duration::from_millis(10);
-                if let Err(e) = crate::client::reader::spawn(&shared, stream, addr) {
+                if let Err(e) = crate::session::spawn(&shared, stream, addr) {
                     log::error!("Error starting client connection from {addr}: {e}");
                 }
             }

@@ -177,7 +177,7 @@ impl Drop for WriterPool {
 }
 
 impl Writer {
-    // Never inlined: see `client::reader::Connection::run`.
+    // Never inlined: see `session::Connection::run`.
     #[inline(never)]
     fn run(&mut self) {
         loop {

@@ -15,7 +15,7 @@
 //! threshold waits (bounded) for it to drain: backpressure on fast producers, as
 //! nats-server's "stalled" producers.
 
-use super::{Client, Enqueued};
+use crate::client::{Client, Enqueued};
 use crate::outbound::{Batch, BatchPool, StallPolicy};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;

@@ -1,0 +1,360 @@
+//! The path of a message: from a publish to the batches of its subscribers, local ones and
+//! routes (nats-server's `processInboundClientMsg`, `processMsgResults`, `deliverMsg`).
+//!
+//! Start here to follow a `PUB`. A client's reader (`crate::session`) or a route's reader
+//! (`crate::route`) has parsed a message out of its read buffer; it calls
+//! [`deliver_message`], which
+//! 1. matches the subject in the account's subscription table, through the reader's own
+//!    match cache ([`crate::subjects::MatchCache`], then [`crate::subjects::Sublist`]);
+//! 2. gives every plain subscription a copy, and each queue group one, to a random member
+//!    ([`Deliverer::deliver`]): it writes the `MSG`/`HMSG` control line
+//!    ([`crate::protocol::write_msg_line`]) into the subscriber's batch in the reader's
+//!    [`Outbox`], and the payload after it, copied when small, shared (a `Bytes` slice of
+//!    the read buffer) when large ([`finish_msg`]);
+//! 3. for a client's publish, gives each route with interest one `RMSG`
+//!    ([`crate::protocol::route::write_rmsg_line`]), naming the queue groups it picked
+//!    that route for ([`Deliverer::forward`]).
+//!
+//! Nothing is queued to a subscriber yet: once the reader has handled its whole read, it
+//! flushes the outbox ([`Outbox::flush`]), one queue push and at most one writer wake-up per
+//! destination ([`crate::client::Client::enqueue`]); a writer thread then writes the
+//! batches to the socket ([`crate::writer`]).
+//!
+//! Auto-unsubscribe limits are counted here, per delivery ([`crate::client::Claim`]): the
+//! delivery that reaches a limit removes the subscription, from whichever thread it runs
+//! on ([`Shared::unsubscribe`]).
+
+mod outbox;
+
+pub use outbox::Outbox;
+
+use crate::client::{Claim, Client, Subscription};
+use crate::outbound::SHARE_MIN;
+use crate::protocol::{self, MsgLine, Publish};
+use crate::shared::Shared;
+use crate::subjects::MatchCache;
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// Staged output (bytes copied into batches) after which a reader flushes its outbox before
+/// the read buffer is finished, to bound memory and start writers earlier.
+pub const FLUSH_STAGED: usize = 256 * 1024;
+
+/// Ends a `MSG`/`HMSG`/`RMSG` whose control line was just written into `batch` from byte
+/// `before`: the payload from byte `skip` (shared with the other deliveries when large,
+/// copied when small), CR LF, and the message count. With `trace`, logs the control line as
+/// sent to that client. Returns the bytes staged since `before`.
+fn finish_msg(
+    batch: &mut crate::outbound::Batch,
+    msg: &mut Message<'_, '_>,
+    skip: usize,
+    before: usize,
+    trace: Option<&Client>,
+) -> usize {
+    let line_end = batch.buf_mut().len();
+    let payload = &msg.publish.payload[skip..];
+    if payload.len() >= SHARE_MIN {
+        batch.push_shared(msg.shared_payload().slice(skip..));
+    } else {
+        batch.push(payload);
+    }
+    batch.push(b"\r\n");
+    batch.count_msg(payload.len());
+    if let Some(client) = trace {
+        // The line just written, without its CR LF.
+        let line = &batch.buf_mut()[before..line_end - 2];
+        log::trace!(
+            "{} - ->> [{}]",
+            client.log_prefix(),
+            String::from_utf8_lossy(line)
+        );
+    }
+    batch.buf_mut().len() - before
+}
+
+/// The payload at `at..at + len` of the frozen read buffer `chunk`, as a `Bytes` that every
+/// subscriber can share.
+///
+/// Slicing `chunk` costs nothing, but keeps the whole read buffer alive for as long as any
+/// subscriber holds the payload, while `max_pending` only counts the payload. So the buffer
+/// is sliced only when the payload is at least half of it (what is pinned is then at most
+/// twice what is counted); otherwise the payload gets its own allocation, exactly its size.
+fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
+    if len * 2 >= chunk.len() {
+        chunk.slice(at..at + len)
+    } else {
+        Bytes::copy_from_slice(&chunk[at..at + len])
+    }
+}
+
+/// One message being routed.
+pub(crate) struct Message<'p, 'b> {
+    publish: &'p Publish<'b>,
+    /// The frozen read buffer the publish was parsed from.
+    chunk: &'p Bytes,
+    /// Offset of the payload in `chunk`.
+    payload_at: usize,
+    /// The payload as a shared `Bytes`, made on first need.
+    shared: Option<Bytes>,
+    /// For subscribers without headers support: the body size, formatted once.
+    stripped_size: SizeToken,
+}
+
+impl<'p, 'b> Message<'p, 'b> {
+    /// A message whose payload is at `payload_at` in the frozen read buffer `chunk`.
+    pub(crate) fn new(publish: &'p Publish<'b>, chunk: &'p Bytes, payload_at: usize) -> Self {
+        Message {
+            publish,
+            chunk,
+            payload_at,
+            shared: None,
+            // Only needed (and only formatted) for messages with headers.
+            stripped_size: SizeToken::new(
+                publish
+                    .headers
+                    .map_or(0, |(h, _)| publish.payload.len().saturating_sub(h)),
+            ),
+        }
+    }
+
+    /// The payload as one `Bytes` every destination can share (see `share`).
+    fn shared_payload(&mut self) -> Bytes {
+        let (chunk, at, len) = (self.chunk, self.payload_at, self.publish.payload.len());
+        self.shared
+            .get_or_insert_with(|| share(chunk, at, len))
+            .clone()
+    }
+}
+
+/// Where a message comes from, which decides where it may go (nats-server's
+/// `processMsgResults`).
+pub(crate) enum Origin<'q> {
+    /// A client of this server, in `account`: local subscribers, and once to each route with
+    /// interest (with the queue groups this server picked that route for).
+    Client {
+        /// The publisher's account name.
+        account: &'q str,
+    },
+    /// A route: local subscribers only, never another route; queue groups only those the
+    /// sending server listed (it picked this server for them).
+    Route {
+        /// The queue groups named in `RMSG`.
+        queues: &'q [&'q [u8]],
+    },
+}
+
+/// Who publishes, for [`deliver_message`].
+pub(crate) struct DeliveryContext<'q> {
+    /// The publishing connection's cid (a route's rid for routed messages).
+    pub publisher: u64,
+    /// Whether the publisher gets its own messages.
+    pub echo: bool,
+    /// Trace deliveries.
+    pub trace: bool,
+    /// See [`Origin`].
+    pub origin: Origin<'q>,
+}
+
+/// A route picked for a message, and the queue groups it must deliver to.
+struct RouteTarget<'r> {
+    client: &'r Arc<Client>,
+    queues: smallvec::SmallVec<[&'r [u8]; 4]>,
+}
+
+/// Delivers `msg` to every subscription of `sublist` that matches it, staging the output in
+/// `outbox`: plain subscriptions each get a copy, each queue group one (a random member,
+/// local or a route), and each route with interest one `RMSG` (client publishes only).
+/// Returns whether anyone got it (a route counts: it has a subscriber).
+pub(crate) fn deliver_message(
+    shared: &Shared,
+    sublist: &crate::subjects::Sublist<Subscription>,
+    cache: &mut MatchCache<Subscription>,
+    outbox: &mut Outbox,
+    msg: &mut Message<'_, '_>,
+    ctx: &DeliveryContext<'_>,
+) -> bool {
+    let result = cache.get(sublist).matches(sublist, msg.publish.subject);
+    if result.is_empty() {
+        return false;
+    }
+    let from_route = matches!(ctx.origin, Origin::Route { .. });
+    let mut targets: smallvec::SmallVec<[RouteTarget<'_>; 4]> = smallvec::SmallVec::new();
+    let mut d = Deliverer {
+        shared,
+        outbox,
+        publisher: ctx.publisher,
+        echo: ctx.echo,
+        trace: ctx.trace,
+    };
+    let mut delivered = false;
+    for sub in &result.plain {
+        if sub.client.is_route() {
+            // ROUTES: remote interest. A routed message never goes to another route.
+            if !from_route && !sub.client.is_closing() {
+                route_target(&mut targets, &sub.client);
+            }
+            continue;
+        }
+        delivered |= d.deliver(sub, msg);
+    }
+    for group in &result.groups {
+        if let Origin::Route { queues } = ctx.origin {
+            if !queues.contains(&&*group.name) {
+                continue;
+            }
+        }
+        // One member per group, chosen at random so load spreads evenly. fastrand keeps
+        // its state in a thread-local: no shared counter between publishers. If the
+        // chosen member cannot take it (closing, echo), try the next one.
+        let n = group.members.len();
+        let first = if n > 1 { fastrand::usize(..n) } else { 0 };
+        for i in 0..n {
+            let member = &group.members[(first + i) % n];
+            if member.client.is_route() {
+                // ROUTES: a member on another server; that server delivers to one of its
+                // members (we list the group in the RMSG).
+                if from_route || member.client.is_closing() {
+                    continue;
+                }
+                let t = route_target(&mut targets, &member.client);
+                targets[t].queues.push(&group.name);
+                delivered = true;
+                break;
+            }
+            if d.deliver(member, msg) {
+                delivered = true;
+                break;
+            }
+        }
+    }
+    if let Origin::Client { account } = ctx.origin {
+        for t in &targets {
+            d.forward(t, account, msg);
+            delivered = true;
+        }
+    }
+    delivered
+}
+
+/// The index of `client`'s entry in `targets`, added if new (a route gets one RMSG per
+/// message however many of its subscriptions match).
+fn route_target<'r>(
+    targets: &mut smallvec::SmallVec<[RouteTarget<'r>; 4]>,
+    client: &'r Arc<Client>,
+) -> usize {
+    match targets.iter().position(|t| t.client.cid == client.cid) {
+        Some(i) => i,
+        None => {
+            targets.push(RouteTarget {
+                client,
+                queues: smallvec::SmallVec::new(),
+            });
+            targets.len() - 1
+        }
+    }
+}
+
+/// A decimal size formatted once, without allocating.
+struct SizeToken {
+    digits: [u8; 20],
+    len: usize,
+}
+
+impl SizeToken {
+    fn new(n: usize) -> Self {
+        let mut buf = itoa::Buffer::new();
+        let s = buf.format(n).as_bytes();
+        let mut digits = [0u8; 20];
+        digits[..s.len()].copy_from_slice(s);
+        SizeToken {
+            digits,
+            len: s.len(),
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[..self.len]
+    }
+}
+
+/// Puts one message into subscribers' batches.
+pub(crate) struct Deliverer<'a> {
+    shared: &'a Shared,
+    outbox: &'a mut Outbox,
+    publisher: u64,
+    echo: bool,
+    trace: bool,
+}
+
+impl Deliverer<'_> {
+    /// Stages `msg` for `sub`. Returns false if the subscription could not take it.
+    #[inline]
+    fn deliver(&mut self, sub: &Arc<Subscription>, msg: &mut Message<'_, '_>) -> bool {
+        if !self.echo && sub.client.cid == self.publisher {
+            return false;
+        }
+        if sub.is_closed() || sub.client.is_closing() {
+            return false;
+        }
+        if let Some(deny) = &sub.deny {
+            // A wildcard subscription covering subjects its user may not subscribe to.
+            if deny.matches(msg.publish.subject) {
+                return false;
+            }
+        }
+        let claim = sub.claim();
+        if claim == Claim::Exhausted {
+            self.shared.unsubscribe(sub);
+            return false;
+        }
+        let p = msg.publish;
+        // A subscriber that did not declare headers gets the body only, as a MSG.
+        let (header_token, size_token, skip): (Option<&[u8]>, &[u8], usize) = match p.headers {
+            Some((hdr_len, _)) if !sub.client.headers() => {
+                (None, msg.stripped_size.as_bytes(), hdr_len)
+            }
+            Some((_, token)) => (Some(token), p.size_token, 0),
+            None => (None, p.size_token, 0),
+        };
+        let batch = self.outbox.batch_for(&sub.client, &self.shared.pool);
+        let before = batch.buf_mut().len();
+        protocol::write_msg_line(
+            batch.buf_mut(),
+            &MsgLine {
+                subject: p.subject,
+                sid: &sub.sid,
+                reply: p.reply,
+                header_token,
+                size_token,
+            },
+        );
+        let added = finish_msg(batch, msg, skip, before, self.trace.then_some(&*sub.client));
+        self.outbox.add_staged(added);
+        if claim == Claim::DeliverLast {
+            self.shared.unsubscribe(sub);
+        }
+        true
+    }
+
+    /// Stages `msg` for a route as `RMSG`/`HMSG` (route protocol), with the queue groups
+    /// this server picked that route for. Headers always cross (nats-server 2.9 routes
+    /// support them).
+    fn forward(&mut self, t: &RouteTarget<'_>, account: &str, msg: &mut Message<'_, '_>) {
+        let p = msg.publish;
+        let batch = self.outbox.batch_for(t.client, &self.shared.pool);
+        let before = batch.buf_mut().len();
+        crate::protocol::route::write_rmsg_line(
+            batch.buf_mut(),
+            &crate::protocol::route::RmsgLine {
+                account: account.as_bytes(),
+                subject: p.subject,
+                reply: p.reply,
+                queues: &t.queues,
+                header_token: p.headers.map(|(_, t)| t),
+                size_token: p.size_token,
+            },
+        );
+        let added = finish_msg(batch, msg, 0, before, self.trace.then_some(t.client));
+        self.outbox.add_staged(added);
+    }
+}

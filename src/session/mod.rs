@@ -1,0 +1,636 @@
+//! A client session: the reader thread of one client connection, from `INFO` to departure.
+//!
+//! It does blocking reads into a reusable buffer, parses every complete operation in it
+//! without copying ([`crate::protocol::Parser`]), and acts on each: a `PUB` is matched against
+//! the subscription table (through this thread's private [`MatchCache`]) and staged, per
+//! destination, in the thread's [`Outbox`]; replies to the client itself (`PONG`, `+OK`,
+//! `-ERR`) are staged the same way. After each read the outbox is flushed: one queue push and
+//! at most one writer wake-up per destination.
+//!
+//! ## The read buffer
+//! A `BytesMut`. Before parsing, the filled part is frozen into a `Bytes` (no copy). Parsed
+//! arguments are slices of it; a payload that is shared with subscribers (see
+//! [`crate::outbound::SHARE_MIN`]) is a `Bytes::slice` of it: a reference count, no copy, no
+//! allocation. An operation cut off by the end of the read is copied back to the (empty)
+//! buffer to be completed by the next read; that is at most one operation, and a large
+//! payload is not parsed (nor copied) again until all of it has arrived. When nothing
+//! retains the frozen bytes, the next `reserve` reclaims the same allocation, so steady
+//! traffic allocates nothing. The read size adapts: it doubles while reads fill it (up to
+//! [`MAX_READ`]) and halves after short reads (down to [`MIN_READ`]), so an idle connection
+//! costs little memory.
+//!
+//! ## Liveness
+//! The socket's read timeout is `ping_interval`; each time it expires (or data arrives) the
+//! reader checks whether the client was idle for that long and sends a `PING`, closing the
+//! client as stale after `ping_max` unanswered ones. No timer thread is needed.
+
+mod connect;
+mod ping;
+mod publish;
+mod subs;
+mod tls;
+mod trace;
+
+use crate::auth::{Permissions, PubCache};
+use crate::client::{lock_session, Account, Client, Login, StallPolicy, Subscription};
+use crate::close::CloseReason;
+use crate::delivery::{Outbox, FLUSH_STAGED};
+use crate::protocol::{self, err, go_quote, ClientOp, ConnectOptions, ParseError, Parser};
+use crate::shared::{Admission, Shared};
+use crate::socket::Socket;
+use crate::subjects::MatchCache;
+use bytes::{Bytes, BytesMut};
+use std::io::{self, ErrorKind, Read};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Shortest socket read timeout set (a zero timeout would mean "none").
+const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
+/// Smallest read (and initial buffer size): idle connections stay small.
+pub const MIN_READ: usize = 512;
+/// Initial read size.
+pub const START_READ: usize = 1024;
+/// Largest read.
+pub const MAX_READ: usize = 128 * 1024;
+/// Stack size of reader threads. Matching and parsing are iterative; 256 KiB leaves room
+/// for logging and the allocator (see `docs/architecture.md` for the per-connection cost).
+pub const READER_STACK: usize = 256 * 1024;
+
+/// Why the connection ends, and what to tell the client first.
+struct Closing {
+    reason: CloseReason,
+    err: Option<&'static [u8]>,
+}
+
+impl Closing {
+    fn new(reason: CloseReason, err: Option<&'static [u8]>) -> Self {
+        Closing { reason, err }
+    }
+}
+
+impl From<ParseError> for Closing {
+    fn from(e: ParseError) -> Self {
+        match e {
+            ParseError::UnknownOp => {
+                Closing::new(CloseReason::ProtocolViolation, Some(err::UNKNOWN_OP))
+            }
+            ParseError::MaxControlLine => Closing::new(
+                CloseReason::MaxControlLineExceeded,
+                Some(err::MAX_CONTROL_LINE),
+            ),
+            ParseError::MaxPayload { .. } => {
+                Closing::new(CloseReason::MaxPayloadExceeded, Some(err::MAX_PAYLOAD))
+            }
+            ParseError::BadArgs(_) | ParseError::HeadersNotSupported => {
+                Closing::new(CloseReason::ProtocolViolation, None)
+            }
+        }
+    }
+}
+
+/// Accepts a connection: registers it and starts its reader thread. On failure the
+/// connection is closed and the error returned.
+pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -> io::Result<()> {
+    // One descriptor per connection, shared by the reader and the writers (see `Socket`).
+    let socket = Arc::new(Socket::new(stream)?);
+    let tls = match &shared.tls {
+        Some(config) => {
+            let mut session = rustls::ServerConnection::new(config.clone())
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            // The writer bounds what it hands over (one gather at a time); rustls must take
+            // all of it.
+            session.set_buffer_limit(None);
+            Some(session)
+        }
+        None => None,
+    };
+    let cid = shared.registry.next_cid();
+    let client = Arc::new(Client::new(
+        cid,
+        addr,
+        socket.clone(),
+        shared.doorbell.clone(),
+        shared.config().max_pending,
+        shared.registry.departed().clone(),
+        tls,
+        shared.accounts.global().clone(),
+    ));
+    shared.registry.register(client.clone());
+    // Admitted (or not) before anything else, atomically: clients still in their handshake
+    // are counted, but never refused on each other's account.
+    let admission = shared.admit();
+    let conn = match Connection::new(shared.clone(), client.clone(), socket, admission) {
+        Ok(conn) => conn,
+        Err(e) => {
+            shared.registry.unregister(cid);
+            client.abort(CloseReason::ReadError);
+            return Err(e);
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name(format!("beaver-reader-{cid}"))
+        .stack_size(READER_STACK)
+        .spawn(move || conn.run());
+    if let Err(e) = spawned {
+        shared.registry.unregister(cid);
+        client.abort(CloseReason::ServerShutdown);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// A reader thread's state. Everything here is owned by the thread.
+struct Connection {
+    shared: Arc<Shared>,
+    client: Arc<Client>,
+    /// The socket, shared with the writers (through `Client::socket`).
+    socket: Arc<Socket>,
+    /// This connection's place under `max_connections`, held until the reader exits;
+    /// `None`: refused (it gets INFO, then `-ERR 'maximum connections exceeded'`).
+    admission: Option<Admission>,
+    parser: Parser,
+    buf: BytesMut,
+    /// Scratch space for an operation cut off by the end of a read (see `process`).
+    tail: Vec<u8>,
+    read_size: usize,
+    short_reads: u32,
+    opts: ConnectOptions,
+    outbox: Outbox,
+    /// The account the client is in (`$G` until a user of another account logs in; never
+    /// changes after that). Its subscription table is where this connection subscribes and
+    /// where its messages are matched: the message path reaches it through this pointer,
+    /// without a lock.
+    account: Arc<Account>,
+    /// Match results of `account`'s table.
+    cache: MatchCache<Subscription>,
+    /// Payload bytes and messages received since the counters were last published.
+    in_msgs: u64,
+    in_bytes: u64,
+    /// The client published or (un)subscribed during the current read.
+    active: bool,
+    /// When the client last published or (un)subscribed (or sent CONNECT).
+    last_activity: Instant,
+    /// When the client last sent a PING.
+    last_remote_ping: Option<Instant>,
+    /// When we last sent a PING (kept after its PONG). With none in the last
+    /// [`RTT_MEASUREMENT_INTERVAL`], the ping timer PINGs whatever the activity, to measure
+    /// the round trip, as nats-server does (`needRTT` in its `processPingTimer`).
+    last_ping_sent: Option<Instant>,
+    /// Our PINGs not answered yet.
+    pings_out: u32,
+    /// When we sent our last PING, until its PONG measures the round trip.
+    ping_sent: Option<Instant>,
+    /// When the ping timer next fires.
+    next_ping_check: Instant,
+    /// Clean-up done (see `finish` and the `Drop` impl).
+    finished: bool,
+    /// Whether the read timeout is the short one of the first ping after `CONNECT` (set
+    /// back to `ping_interval` when that check runs).
+    first_ping_pending: bool,
+    stall: StallPolicy,
+    trace: bool,
+    /// Authentication is required and no valid `CONNECT` has been seen yet.
+    awaiting_auth: bool,
+    /// When an `awaiting_auth` client is closed (`Authentication Timeout`).
+    auth_deadline: Instant,
+    /// The authorized user's name, for permission violation logs.
+    user: String,
+    /// The authorized user's permissions; `None` allows everything.
+    perms: Option<Arc<Permissions>>,
+    /// Publish decisions of this connection (see [`PubCache`]).
+    pub_cache: PubCache,
+    /// TLS: ciphertext read from the socket, before decryption (empty without TLS).
+    tls_in: Vec<u8>,
+    /// The configuration generation `limits` and `trace` were taken from.
+    config_generation: u64,
+    /// The reloadable settings this connection uses, cached (see `refresh_config`).
+    limits: Limits,
+}
+
+/// The settings a connection reads often, copied from the configuration at connect and
+/// after each reload, so that the read path takes no lock.
+struct Limits {
+    max_payload: usize,
+    max_control_line: usize,
+    max_subscriptions: usize,
+    ping_interval: Duration,
+    ping_max: u32,
+}
+
+impl Limits {
+    fn of(config: &crate::config::Config) -> Limits {
+        Limits {
+            max_payload: config.max_payload,
+            max_control_line: config.max_control_line,
+            max_subscriptions: config.max_subscriptions,
+            ping_interval: config.ping_interval,
+            ping_max: config.effective_ping_max(),
+        }
+    }
+}
+
+impl Connection {
+    fn new(
+        shared: Arc<Shared>,
+        client: Arc<Client>,
+        socket: Arc<Socket>,
+        admission: Option<Admission>,
+    ) -> io::Result<Self> {
+        // The generation first: a reload after this is seen by the first `refresh_config`.
+        let config_generation = shared.config_generation();
+        let config = shared.config();
+        // Until `CONNECT` the ping timer runs at the full interval, as nats-server's (it
+        // shortens the first one only at `CONNECT`: see `schedule_first_ping`).
+        socket.set_read_timeout(config.ping_interval)?;
+        Ok(Connection {
+            parser: Parser::new(config.max_control_line, config.max_payload),
+            buf: BytesMut::new(),
+            tail: Vec::new(),
+            read_size: START_READ,
+            short_reads: 0,
+            opts: ConnectOptions::default(),
+            outbox: Outbox::new(),
+            account: shared.accounts.global().clone(),
+            cache: MatchCache::new(crate::subjects::MATCH_CACHE_CAPACITY),
+            in_msgs: 0,
+            in_bytes: 0,
+            active: false,
+            last_activity: Instant::now(),
+            last_remote_ping: None,
+            last_ping_sent: None,
+            pings_out: 0,
+            ping_sent: None,
+            next_ping_check: Instant::now()
+                .checked_add(config.ping_interval)
+                .unwrap_or_else(Instant::now),
+            first_ping_pending: false,
+            finished: false,
+            stall: shared.stall,
+            trace: config.trace,
+            awaiting_auth: shared.auth.required(),
+            auth_deadline: Instant::now() + shared.auth.timeout(),
+            user: String::new(),
+            perms: None,
+            pub_cache: PubCache::default(),
+            tls_in: Vec::new(),
+            config_generation,
+            limits: Limits::of(&config),
+            socket,
+            admission,
+            client,
+            shared,
+        })
+    }
+
+    // Never inlined into the thread's closure: `benches/cost.sh` counts instructions spent
+    // below this function (and the writers' `run`) with callgrind's --toggle-collect.
+    #[inline(never)]
+    fn run(mut self) {
+        log::debug!("{} - Client connection created", self.client.log_prefix());
+        let reason = match self.greet() {
+            Ok(()) => self.read_loop(),
+            Err(c) => self.fail(c),
+        };
+        self.finish(reason);
+    }
+
+    fn read_loop(&mut self) -> CloseReason {
+        loop {
+            if self.awaiting_auth {
+                if let Err(c) = self.check_auth_timeout() {
+                    return self.fail(c);
+                }
+            }
+            match self.read() {
+                Ok(0) => {
+                    return self
+                        .client
+                        .close_reason()
+                        .unwrap_or(CloseReason::ClientClosed)
+                }
+                Ok(_) => {
+                    self.refresh_config();
+                    if let Err(c) = self.process() {
+                        return self.fail(c);
+                    }
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if let Some(r) = self.client.close_reason() {
+                        return r;
+                    }
+                    log::debug!("{} - Read error: {e}", self.client.log_prefix());
+                    return CloseReason::ReadError;
+                }
+            }
+            self.publish_counters();
+            self.refresh_config();
+            self.cache.refresh(&self.account.sublist);
+            if let Err(c) = self.check_ping() {
+                return self.fail(c);
+            }
+            self.flush();
+            if self.client.is_closing() {
+                // Closed by another thread (slow consumer, shutdown): stop reading.
+                return self
+                    .client
+                    .close_reason()
+                    .unwrap_or(CloseReason::ServerShutdown);
+            }
+            self.shrink_when_idle();
+        }
+    }
+
+    /// One blocking read into the buffer. See the module docs for the sizing.
+    fn read(&mut self) -> io::Result<usize> {
+        if self.client.is_tls() {
+            return self.read_tls();
+        }
+        let len = self.buf.len();
+        let want = match self.parser.bytes_needed() {
+            // A large payload is on its way: read straight towards its end.
+            Some(need) if need > len => (need - len).clamp(self.read_size, MAX_READ),
+            _ => self.read_size,
+        };
+        self.buf.reserve(want);
+        self.buf.resize(len + want, 0);
+        let result = self.socket.read(&mut self.buf[len..]);
+        let n = *result.as_ref().unwrap_or(&0);
+        self.buf.truncate(len + n);
+        if n == want {
+            self.read_size = (self.read_size * 2).min(MAX_READ);
+            self.short_reads = 0;
+        } else if n > 0 && n < want / 4 {
+            self.short_reads += 1;
+            if self.short_reads >= 4 {
+                self.read_size = (self.read_size / 2).max(MIN_READ);
+                self.short_reads = 0;
+            }
+        }
+        result
+    }
+
+    /// Adapts the read size to how full the last read was (see the module docs).
+    fn adapt_read_size(&mut self, n: usize, want: usize) {
+        if n >= want {
+            self.read_size = (self.read_size * 2).min(MAX_READ);
+            self.short_reads = 0;
+        } else if n > 0 && n < want / 4 {
+            self.short_reads += 1;
+            if self.short_reads >= 4 {
+                self.read_size = (self.read_size / 2).max(MIN_READ);
+                self.short_reads = 0;
+            }
+        }
+    }
+
+    /// Drops a large idle buffer (the next read allocates a small one).
+    fn shrink_when_idle(&mut self) {
+        if self.buf.is_empty() && self.buf.capacity() > 4 * self.read_size.max(START_READ) {
+            self.buf = BytesMut::new();
+        }
+    }
+
+    /// Parses and handles every complete operation in the buffer.
+    fn process(&mut self) -> Result<(), Closing> {
+        // Waiting for a payload: do not look at it again until it is all here. Its CR LF is
+        // parsed as soon as the CR arrives (a wrong byte there is an error right away).
+        if self
+            .parser
+            .bytes_needed()
+            .is_some_and(|need| self.buf.len() + 1 < need)
+        {
+            return Ok(());
+        }
+        let chunk = self.buf.split().freeze();
+        let mut pos = 0;
+        let result = loop {
+            if self.awaiting_auth && pos < chunk.len() && !matches!(chunk[pos], b'C' | b'c') {
+                // Anything but CONNECT first (nats-server looks at the first byte): in as the
+                // `no_auth_user` if there is one, otherwise refused.
+                let login = match self.shared.auth.no_auth_login() {
+                    Some(login) => self.login(login),
+                    None => Err(self.auth_violation(&self.shared.auth.error_message(""))),
+                };
+                if let Err(c) = login {
+                    break Err(c);
+                }
+            }
+            let step = match self.parser.parse(&chunk[pos..]) {
+                Ok(step) => step,
+                Err(e) => {
+                    self.log_parse_error(e, &chunk[pos..]);
+                    break Err(Closing::from(e));
+                }
+            };
+            let start = pos;
+            pos += step.consumed;
+            let line = step.pub_line.is_some();
+            if let Some(line) = step.pub_line {
+                self.on_pub_line(&line);
+            }
+            let Some(op) = step.op else {
+                if line {
+                    continue; // see `Step::pub_line`
+                }
+                break Ok(());
+            };
+            if let Err(c) = self.handle(op, &chunk, start) {
+                break Err(c);
+            }
+            if self.outbox.staged() >= FLUSH_STAGED {
+                self.flush();
+            }
+        };
+        if result.is_ok() && pos < chunk.len() {
+            // The start of an operation the next read completes goes back to the front of the
+            // buffer. Copied out first and `chunk` dropped, so that the buffer is the only
+            // owner of its allocation again and `reserve` can reuse it instead of allocating.
+            self.tail.clear();
+            self.tail.extend_from_slice(&chunk[pos..]);
+            drop(chunk);
+            self.buf.extend_from_slice(&self.tail);
+        }
+        result
+    }
+
+    fn handle(&mut self, op: ClientOp<'_>, chunk: &Bytes, start: usize) -> Result<(), Closing> {
+        if self.trace {
+            self.trace_in(&op);
+        }
+        match op {
+            ClientOp::Pub(p) => self.on_pub(&p, chunk, start),
+            ClientOp::Sub {
+                subject,
+                queue,
+                sid,
+            } => {
+                self.on_sub(subject, queue, sid);
+                Ok(())
+            }
+            ClientOp::Unsub { sid, max } => {
+                self.on_unsub(sid, max);
+                Ok(())
+            }
+            ClientOp::Ping => {
+                self.last_remote_ping = Some(Instant::now());
+                self.send_traced(protocol::PONG, "PONG");
+                Ok(())
+            }
+            ClientOp::Pong => {
+                self.pings_out = 0;
+                // nats-server's processPong: the round trip since our PING.
+                if let Some(sent) = self.ping_sent.take() {
+                    self.client.set_rtt(sent.elapsed());
+                }
+                Ok(())
+            }
+            ClientOp::Connect(json) => self.on_connect(json),
+            ClientOp::Info(json) => {
+                // nats-server decodes a client's INFO and ignores it; bad JSON closes.
+                match serde_json::from_slice::<serde_json::Value>(json) {
+                    Ok(serde_json::Value::Object(_) | serde_json::Value::Null) => Ok(()),
+                    _ => Err(Closing::new(CloseReason::ProtocolViolation, None)),
+                }
+            }
+            ClientOp::Ok => Ok(()),
+            ClientOp::Err(msg) => {
+                log::error!(
+                    "{} - Client Error {}",
+                    self.client.log_prefix(),
+                    String::from_utf8_lossy(msg)
+                );
+                Err(Closing::new(CloseReason::ParseError, None))
+            }
+        }
+    }
+
+    /// Sends `-ERR '<text>'` (a message built at run time), traced as nats-server does.
+    fn send_err_text(&mut self, text: &str) {
+        if self.trace {
+            log::trace!("{} - ->> [-ERR {text}]", self.client.log_prefix());
+        }
+        let line = format!("-ERR '{text}'\r\n");
+        self.send(line.as_bytes());
+    }
+
+    /// Stages bytes for this client itself.
+    fn send(&mut self, bytes: &[u8]) {
+        self.outbox
+            .batch_for(&self.client, &self.shared.pool)
+            .push(bytes);
+        self.outbox.add_staged(bytes.len());
+    }
+
+    /// Stages bytes for this client and traces them as nats-server does (`->> [OK]`,
+    /// `->> [-ERR Unknown Protocol Operation]`).
+    fn send_traced(&mut self, bytes: &'static [u8], what: &str) {
+        if self.trace {
+            if what == "-ERR" {
+                let text = String::from_utf8_lossy(bytes);
+                let msg = text
+                    .trim_end()
+                    .trim_start_matches("-ERR ")
+                    .trim_matches('\'');
+                log::trace!("{} - ->> [-ERR {msg}]", self.client.log_prefix());
+            } else {
+                log::trace!("{} - ->> [{what}]", self.client.log_prefix());
+            }
+        }
+        self.send(bytes);
+    }
+
+    /// Queues everything staged.
+    fn flush(&mut self) {
+        self.outbox
+            .flush(&self.shared.pool, Some(&self.stall), self.client.cid);
+    }
+
+    fn publish_counters(&mut self) {
+        if self.in_msgs > 0 {
+            self.client.stats.inbound.add(self.in_msgs, self.in_bytes);
+            self.in_msgs = 0;
+            self.in_bytes = 0;
+        }
+    }
+
+    /// After a configuration reload (SIGHUP), takes the new limits, trace flag and ping
+    /// interval, as nats-server applies them to existing clients. One atomic load per read
+    /// otherwise.
+    fn refresh_config(&mut self) {
+        let generation = self.shared.config_generation();
+        if generation == self.config_generation {
+            return;
+        }
+        self.config_generation = generation;
+        let config = self.shared.config();
+        let old_interval = self.limits.ping_interval;
+        self.limits = Limits::of(&config);
+        self.trace = config.trace;
+        self.parser
+            .set_limits(self.limits.max_control_line, self.limits.max_payload);
+        if self.limits.ping_interval != old_interval && !self.first_ping_pending {
+            let now = Instant::now();
+            self.next_ping_check = now.checked_add(self.limits.ping_interval).unwrap_or(now);
+            let _ = self.socket.set_read_timeout(self.limits.ping_interval);
+        }
+    }
+
+    /// Sends the closing `-ERR` (if any), and returns the reason.
+    fn fail(&mut self, c: Closing) -> CloseReason {
+        if let Some(e) = c.err {
+            self.send_traced(e, "-ERR");
+        }
+        c.reason
+    }
+
+    /// Ends the connection: flush the last output, close gracefully (the writer writes what
+    /// is queued, then shuts the socket), remove the subscriptions, then leave the server
+    /// (`Registry::depart`: unregister, add the counters to the server's totals, keep a
+    /// snapshot for `/connz?state=closed`).
+    fn finish(&mut self, reason: CloseReason) {
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
+        self.publish_counters();
+        self.flush();
+        self.client.close(reason);
+        let subs: Vec<Arc<Subscription>> = std::mem::take(&mut *self.client.subs.lock())
+            .into_values()
+            .collect();
+        // The ones this call closed (an auto-unsubscribe on another thread may have won
+        // some): each subscription's interest is withdrawn exactly once.
+        let closed: Vec<&Arc<Subscription>> = subs.iter().filter(|s| s.close()).collect();
+        // One generation bump for all of them (see `Sublist::remove_many`). They are all in
+        // this connection's account (see `login`).
+        self.account.sublist.remove_many(subs.iter());
+        // ROUTES: withdraw the interest from the cluster.
+        self.shared.interest_removed(&closed);
+        let reason = self.client.close_reason().unwrap_or(reason);
+        self.shared.registry.depart(&self.client, reason, &subs);
+        log::debug!(
+            "{} - Client connection closed: {}",
+            self.client.log_prefix(),
+            reason
+        );
+        self.client.reader_finished(&self.shared.pool);
+    }
+}
+
+/// If the reader thread panics (a bug), unwinding still cleans up: the client is closed and
+/// unregistered and its subscriptions removed, so a bug in one connection does not leave
+/// a ghost client that keeps receiving messages.
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if !self.finished {
+            log::error!(
+                "{} - reader thread failed; closing the connection",
+                self.client.log_prefix()
+            );
+            self.client.abort(CloseReason::ServerError);
+            self.finish(CloseReason::ServerError);
+        }
+    }
+}
