@@ -22,9 +22,8 @@ use crate::protocol::route::{
 };
 use crate::protocol::Publish;
 use crate::shared::Shared;
-use crate::socket::Socket;
+use crate::socket::{ReadBuffer, Socket};
 use crate::subjects::MatchCache;
-use bytes::BytesMut;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -36,10 +35,10 @@ pub const ROUTE_MAX_PAYLOAD: usize = crate::config::MAX_PAYLOAD_LIMIT;
 /// Longest route control line (RMSG with many queue names is long; nats-server's limit for
 /// routes is its client one, and beaver leaves room).
 pub const ROUTE_MAX_CONTROL_LINE: usize = 64 * 1024;
-/// Largest read.
-const MAX_READ: usize = 256 * 1024;
+/// Largest read: a route carries many clients' messages.
+const ROUTE_MAX_READ: usize = 256 * 1024;
 /// Smallest read (and the first).
-const MIN_READ: usize = 4096;
+const ROUTE_MIN_READ: usize = 4096;
 /// nats-server's first route PING (its `firstPingInterval`), then every `ping_interval`.
 const FIRST_PING: Duration = Duration::from_secs(1);
 
@@ -72,7 +71,7 @@ struct RouteConn<'a> {
     route: Arc<Route>,
     /// The socket, shared with the writers (through the route's `Client::socket`).
     socket: Arc<Socket>,
-    buf: BytesMut,
+    buf: ReadBuffer,
     outbox: Outbox,
     /// One match cache per account that routed messages arrive in (a handful at most, so
     /// a list), created on first use.
@@ -84,8 +83,6 @@ struct RouteConn<'a> {
     /// Bytes the operation at the front of `buf` takes in all, when known (a message whose
     /// payload is still arriving); 0 otherwise.
     need: usize,
-    /// The next read's size (see `read_loop`).
-    read_size: usize,
     connect_deadline: Instant,
     pings_out: u32,
     ping_sent: Option<Instant>,
@@ -157,14 +154,13 @@ pub(crate) fn run(
         routes,
         route,
         socket,
-        buf: BytesMut::new(),
+        buf: ReadBuffer::with_sizes(ROUTE_MIN_READ, ROUTE_MIN_READ, ROUTE_MAX_READ),
         outbox: Outbox::new(),
         caches: Vec::new(),
         trace: config.trace,
         got_info: false,
         awaiting_connect: dialed.is_none(),
         need: 0,
-        read_size: MIN_READ,
         connect_deadline: Instant::now() + auth_timeout,
         pings_out: 0,
         ping_sent: None,
@@ -289,29 +285,12 @@ impl RouteConn<'_> {
 
     fn read_loop(&mut self) -> CloseReason {
         loop {
-            let len = self.buf.len();
-            // A message on its way whose size is known (`need`): room for all of it at once
-            // (one allocation), and reads straight towards its end, without parsing or
-            // copying the partial message again until it is complete. Each read zero-fills
-            // (safe code initialises what it reads into) at most `MAX_READ` bytes.
-            let want = if self.need > len {
-                self.buf.reserve(self.need - len);
-                (self.need - len).clamp(self.read_size, MAX_READ)
-            } else {
-                self.read_size
-            };
-            self.buf.reserve(want);
-            self.buf.resize(len + want, 0);
-            let r = self.socket.read(&mut self.buf[len..]);
-            let n = *r.as_ref().unwrap_or(&0);
-            self.buf.truncate(len + n);
-            // The read size adapts as the client reader's does: it doubles while reads fill
-            // it and halves after short ones.
-            if n == want {
-                self.read_size = (self.read_size * 2).min(MAX_READ);
-            } else if n > 0 && n < want / 4 {
-                self.read_size = (self.read_size / 2).max(MIN_READ);
-            }
+            // A message on its way whose size is known (`need`): reads go straight towards
+            // its end, without parsing or copying the partial message again until it is
+            // complete (see `ReadBuffer`).
+            let r = self
+                .buf
+                .read_from(&self.socket, (self.need > 0).then_some(self.need));
             match r {
                 Ok(0) => {
                     return self
@@ -397,7 +376,7 @@ impl RouteConn<'_> {
 
     /// Handles every complete operation in the buffer.
     fn process(&mut self) -> Result<(), CloseReason> {
-        let chunk = self.buf.split().freeze();
+        let chunk = self.buf.take();
         let mut pos = 0;
         self.need = 0;
         let result = loop {
@@ -426,10 +405,9 @@ impl RouteConn<'_> {
                 self.flush();
             }
         };
-        if result.is_ok() && pos < chunk.len() {
-            let rest = chunk.slice(pos..);
-            drop(chunk);
-            self.buf.extend_from_slice(&rest);
+        if result.is_ok() {
+            // The start of an operation the next read completes goes back to the front.
+            self.buf.keep(chunk, pos);
         }
         result
     }

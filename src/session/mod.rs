@@ -8,16 +8,9 @@
 //! at most one writer wake-up per destination.
 //!
 //! ## The read buffer
-//! A `BytesMut`. Before parsing, the filled part is frozen into a `Bytes` (no copy). Parsed
-//! arguments are slices of it; a payload that is shared with subscribers (see
-//! [`crate::outbound::SHARE_MIN`]) is a `Bytes::slice` of it: a reference count, no copy, no
-//! allocation. An operation cut off by the end of the read is copied back to the (empty)
-//! buffer to be completed by the next read; that is at most one operation, and a large
-//! payload is not parsed (nor copied) again until all of it has arrived. When nothing
-//! retains the frozen bytes, the next `reserve` reclaims the same allocation, so steady
-//! traffic allocates nothing. The read size adapts: it doubles while reads fill it (up to
-//! [`MAX_READ`]) and halves after short reads (down to [`MIN_READ`]), so an idle connection
-//! costs little memory.
+//! A [`ReadBuffer`] (shared with route connections): reads are frozen into `Bytes` and
+//! parsed without copying; large payloads are shared with subscribers as slices of it. Its
+//! docs say how its size adapts and why steady traffic allocates nothing.
 //!
 //! ## Liveness
 //! The socket's read timeout is `ping_interval`; each time it expires (or data arrives) the
@@ -37,9 +30,9 @@ use crate::close::CloseReason;
 use crate::delivery::{Outbox, FLUSH_STAGED};
 use crate::protocol::{self, err, go_quote, ClientOp, ConnectOptions, ParseError, Parser};
 use crate::shared::{Admission, Shared};
-use crate::socket::Socket;
+use crate::socket::{ReadBuffer, Socket};
 use crate::subjects::MatchCache;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use std::io::{self, ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -47,12 +40,6 @@ use std::time::{Duration, Instant};
 
 /// Shortest socket read timeout set (a zero timeout would mean "none").
 const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
-/// Smallest read (and initial buffer size): idle connections stay small.
-pub const MIN_READ: usize = 512;
-/// Initial read size.
-pub const START_READ: usize = 1024;
-/// Largest read.
-pub const MAX_READ: usize = 128 * 1024;
 /// Stack size of reader threads. Matching and parsing are iterative; 256 KiB leaves room
 /// for logging and the allocator (see `docs/architecture.md` for the per-connection cost).
 pub const READER_STACK: usize = 256 * 1024;
@@ -150,11 +137,7 @@ struct Connection {
     /// `None`: refused (it gets INFO, then `-ERR 'maximum connections exceeded'`).
     admission: Option<Admission>,
     parser: Parser,
-    buf: BytesMut,
-    /// Scratch space for an operation cut off by the end of a read (see `process`).
-    tail: Vec<u8>,
-    read_size: usize,
-    short_reads: u32,
+    buf: ReadBuffer,
     opts: ConnectOptions,
     outbox: Outbox,
     /// The account the client is in (`$G` until a user of another account logs in; never
@@ -245,10 +228,7 @@ impl Connection {
         socket.set_read_timeout(config.ping_interval)?;
         Ok(Connection {
             parser: Parser::new(config.max_control_line, config.max_payload),
-            buf: BytesMut::new(),
-            tail: Vec::new(),
-            read_size: START_READ,
-            short_reads: 0,
+            buf: ReadBuffer::new(),
             opts: ConnectOptions::default(),
             outbox: Outbox::new(),
             account: shared.accounts.global().clone(),
@@ -339,58 +319,16 @@ impl Connection {
                     .close_reason()
                     .unwrap_or(CloseReason::ServerShutdown);
             }
-            self.shrink_when_idle();
+            self.buf.shrink_when_idle();
         }
     }
 
-    /// One blocking read into the buffer. See the module docs for the sizing.
+    /// One blocking read into the buffer (see [`ReadBuffer`]).
     fn read(&mut self) -> io::Result<usize> {
         if self.client.is_tls() {
             return self.read_tls();
         }
-        let len = self.buf.len();
-        let want = match self.parser.bytes_needed() {
-            // A large payload is on its way: read straight towards its end.
-            Some(need) if need > len => (need - len).clamp(self.read_size, MAX_READ),
-            _ => self.read_size,
-        };
-        self.buf.reserve(want);
-        self.buf.resize(len + want, 0);
-        let result = self.socket.read(&mut self.buf[len..]);
-        let n = *result.as_ref().unwrap_or(&0);
-        self.buf.truncate(len + n);
-        if n == want {
-            self.read_size = (self.read_size * 2).min(MAX_READ);
-            self.short_reads = 0;
-        } else if n > 0 && n < want / 4 {
-            self.short_reads += 1;
-            if self.short_reads >= 4 {
-                self.read_size = (self.read_size / 2).max(MIN_READ);
-                self.short_reads = 0;
-            }
-        }
-        result
-    }
-
-    /// Adapts the read size to how full the last read was (see the module docs).
-    fn adapt_read_size(&mut self, n: usize, want: usize) {
-        if n >= want {
-            self.read_size = (self.read_size * 2).min(MAX_READ);
-            self.short_reads = 0;
-        } else if n > 0 && n < want / 4 {
-            self.short_reads += 1;
-            if self.short_reads >= 4 {
-                self.read_size = (self.read_size / 2).max(MIN_READ);
-                self.short_reads = 0;
-            }
-        }
-    }
-
-    /// Drops a large idle buffer (the next read allocates a small one).
-    fn shrink_when_idle(&mut self) {
-        if self.buf.is_empty() && self.buf.capacity() > 4 * self.read_size.max(START_READ) {
-            self.buf = BytesMut::new();
-        }
+        self.buf.read_from(&self.socket, self.parser.bytes_needed())
     }
 
     /// Parses and handles every complete operation in the buffer.
@@ -404,7 +342,7 @@ impl Connection {
         {
             return Ok(());
         }
-        let chunk = self.buf.split().freeze();
+        let chunk = self.buf.take();
         let mut pos = 0;
         let result = loop {
             if self.awaiting_auth && pos < chunk.len() && !matches!(chunk[pos], b'C' | b'c') {
@@ -444,14 +382,9 @@ impl Connection {
                 self.flush();
             }
         };
-        if result.is_ok() && pos < chunk.len() {
-            // The start of an operation the next read completes goes back to the front of the
-            // buffer. Copied out first and `chunk` dropped, so that the buffer is the only
-            // owner of its allocation again and `reserve` can reuse it instead of allocating.
-            self.tail.clear();
-            self.tail.extend_from_slice(&chunk[pos..]);
-            drop(chunk);
-            self.buf.extend_from_slice(&self.tail);
+        if result.is_ok() {
+            // The start of an operation the next read completes goes back to the front.
+            self.buf.keep(chunk, pos);
         }
         result
     }

@@ -155,11 +155,9 @@ impl Connection {
         let Some(tls) = self.client.tls.as_ref() else {
             return Ok(0);
         };
-        let len = self.buf.len();
-        let want = match self.parser.bytes_needed() {
-            Some(need) if need > len => (need - len).clamp(self.read_size, MAX_READ),
-            _ => self.read_size,
-        };
+        let want = self.buf.want(self.parser.bytes_needed());
+        let buf = self.buf.bytes_mut();
+        let len = buf.len();
         if self.tls_in.len() < want {
             self.tls_in.resize(want, 0);
         }
@@ -182,10 +180,10 @@ impl Connection {
                     let avail = state.plaintext_bytes_to_read();
                     if avail > 0 {
                         let at = len + got;
-                        if self.buf.len() < at + avail {
-                            self.buf.resize(at + avail, 0);
+                        if buf.len() < at + avail {
+                            buf.resize(at + avail, 0);
                         }
-                        session.reader().read_exact(&mut self.buf[at..at + avail])?;
+                        session.reader().read_exact(&mut buf[at..at + avail])?;
                         got += avail;
                     }
                     closed |= state.peer_has_closed();
@@ -197,7 +195,7 @@ impl Connection {
                 reply = session.wants_write();
                 Ok(())
             })();
-            self.buf.truncate(len + got);
+            buf.truncate(len + got);
             if reply {
                 // Records of the session's own (alerts, key updates): the writer sends them,
                 // in order with the rest of the ciphertext.
@@ -205,7 +203,7 @@ impl Connection {
             }
             result?;
             if got > 0 {
-                self.adapt_read_size(got, want);
+                self.buf.adapt(got, want);
                 return Ok(got);
             }
             if closed {

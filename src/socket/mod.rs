@@ -29,6 +29,9 @@
 #[cfg(windows)]
 mod windows;
 
+mod read_buffer;
+pub use read_buffer::{ReadBuffer, MAX_READ, MIN_READ, START_READ};
+
 use std::io::{self, ErrorKind, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 #[cfg(windows)]
