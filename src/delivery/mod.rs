@@ -23,6 +23,33 @@
 //! Auto-unsubscribe limits are counted here, per delivery ([`crate::client::Claim`]): the
 //! delivery that reaches a limit removes the subscription, from whichever thread it runs
 //! on ([`Shared::unsubscribe`]).
+//!
+//! The whole path, seen from a client, with a server started in this process:
+//!
+//! ```
+//! use std::io::{BufRead, BufReader, Write};
+//! use std::net::TcpStream;
+//! use std::time::Duration;
+//!
+//! let config = beaver::Config {
+//!     host: "127.0.0.1".into(),
+//!     port: -1, // any free port
+//!     ..beaver::Config::default()
+//! };
+//! let server = beaver::Server::start(config)?;
+//! let stream = TcpStream::connect(server.local_addr())?;
+//! stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+//! let mut lines = BufReader::new(stream.try_clone()?).lines();
+//! assert!(lines.next().unwrap()?.starts_with("INFO {"));
+//! (&stream).write_all(b"CONNECT {\"verbose\":false}\r\n")?;
+//! (&stream).write_all(b"SUB greeting 1\r\nPUB greeting 5\r\nhello\r\n")?;
+//! // The session parsed the PUB, `deliver_message` staged a MSG for the subscription
+//! // (its own connection here), and a writer wrote it.
+//! assert_eq!(lines.next().unwrap()?, "MSG greeting 1 5");
+//! assert_eq!(lines.next().unwrap()?, "hello");
+//! server.shutdown();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod outbox;
 

@@ -57,6 +57,28 @@ pub struct Token {
 }
 
 /// One client's outbound queue. See the module docs.
+///
+/// A producer's push takes the scheduled token when it is free; whoever holds it drains
+/// the queue (through an [`Output`]) and gives it back:
+///
+/// ```
+/// use beaver::outbound::{Batch, BatchPool, Outbound, Output};
+///
+/// let queue = Outbound::new();
+/// let mut batch = Batch::new();
+/// batch.push(b"PONG\r\n");
+/// let token = queue.push(batch).expect("the first push takes the token");
+/// assert!(queue.push(Batch::new()).is_none(), "already scheduled: no second wake-up");
+/// assert_eq!(queue.pending(), 6);
+///
+/// // The token's holder (a writer) takes what is queued and writes it.
+/// let (mut output, pool) = (Output::default(), BatchPool::default());
+/// output.gather(&queue, 256 * 1024);
+/// let bytes: usize = output.batches().map(|b| b.len()).sum();
+/// output.advance(&queue, bytes, &pool); // the socket took all of it
+/// assert_eq!(queue.pending(), 0);
+/// assert!(queue.release(token).is_none(), "empty: the token is free again");
+/// ```
 #[derive(Default)]
 pub struct Outbound {
     /// A crossbeam `SegQueue` (see `crate::sync`).

@@ -31,6 +31,40 @@ pub enum SublistError {
 }
 
 /// The subscription table (see the module docs). Shared by every reader thread.
+///
+/// ```
+/// use beaver::subjects::{Sublist, Subscriber};
+/// use std::sync::Arc;
+///
+/// /// A subscription as the table sees it: a subject and maybe a queue group.
+/// struct Sub(&'static str, Option<&'static str>);
+///
+/// impl Subscriber for Sub {
+///     fn subject(&self) -> &[u8] {
+///         self.0.as_bytes()
+///     }
+///     fn queue(&self) -> Option<&[u8]> {
+///         self.1.map(str::as_bytes)
+///     }
+/// }
+///
+/// let table = Sublist::new();
+/// let literal = Arc::new(Sub("orders.eu.new", None));
+/// table.insert(literal.clone()).unwrap();
+/// table.insert(Arc::new(Sub("orders.*.new", None))).unwrap();
+/// table.insert(Arc::new(Sub("orders.>", Some("workers")))).unwrap();
+/// table.insert(Arc::new(Sub("orders.>", Some("workers")))).unwrap();
+/// assert!(table.insert(Arc::new(Sub("orders..new", None))).is_err(), "empty token");
+///
+/// let result = table.matches(b"orders.eu.new");
+/// assert_eq!(result.plain.len(), 2, "the literal and the `*` subscription");
+/// assert_eq!(result.groups.len(), 1, "one queue group...");
+/// assert_eq!(result.groups[0].members.len(), 2, "...whose two members both match");
+///
+/// assert!(table.remove(&literal));
+/// assert_eq!(table.matches(b"orders.eu.new").plain.len(), 1);
+/// assert!(table.matches(b"orders").is_empty(), "`>` needs at least one more token");
+/// ```
 pub struct Sublist<S> {
     literal: DashMap<Box<[u8]>, Subs<S>>,
     wildcard: RwLock<Trie<S>>,

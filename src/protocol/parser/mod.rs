@@ -206,6 +206,38 @@ enum State {
 }
 
 /// The parser for one client connection. See the module docs.
+///
+/// Each call takes the bytes from where the previous one stopped and returns one step:
+/// what it consumed and, when complete, the operation, whose arguments and payload borrow
+/// the caller's buffer (no copy).
+///
+/// ```
+/// use beaver::protocol::{ClientOp, Parser};
+///
+/// let mut parser = Parser::new(4096, 1024 * 1024);
+/// let input = b"SUB greeting 1\r\nPUB greeting 5\r\nhello\r\nPI";
+/// let mut ops = Vec::new();
+/// let mut at = 0;
+/// loop {
+///     let step = parser.parse(&input[at..]).expect("valid input");
+///     at += step.consumed;
+///     match step.op {
+///         Some(op) => ops.push(op),
+///         // A PUB's control line alone (its payload follows): call again.
+///         None if step.pub_line.is_some() => continue,
+///         // The rest is an operation cut off by the end of the read.
+///         None => break,
+///     }
+/// }
+/// assert_eq!(
+///     ops[0],
+///     ClientOp::Sub { subject: b"greeting", queue: None, sid: b"1" }
+/// );
+/// let ClientOp::Pub(publish) = &ops[1] else { panic!("a PUB") };
+/// assert_eq!((publish.subject, publish.payload), (&b"greeting"[..], &b"hello"[..]));
+/// // `PI` waits for the rest of its `PING`, presented again with the next read's bytes.
+/// assert_eq!(&input[at..], b"PI");
+/// ```
 #[derive(Debug, Clone)]
 pub struct Parser {
     state: State,
