@@ -26,7 +26,7 @@
 //! non-blocking system call per retry. A client that makes no progress for `write_deadline`
 //! is closed as a slow consumer.
 
-use crate::client::{Client, Ready};
+use crate::client::{Client, Ready, TlsSlot};
 use crate::close::CloseReason;
 use crate::outbound::{BatchPool, Output, Token};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
@@ -77,6 +77,30 @@ fn recycle<'a, 'b>(mut v: Vec<IoSlice<'a>>) -> Vec<IoSlice<'b>> {
 pub struct WriterPool {
     threads: Vec<JoinHandle<()>>,
     ready: Sender<Ready>,
+}
+
+/// What one step of a flush came to (see [`Writer::flush`]).
+enum Step {
+    /// Look again: something changed (a close marker reached, the socket shut, an error
+    /// closed the client, ciphertext produced).
+    Again,
+    /// The socket took this many bytes, all it was given: count them against the fair share.
+    Wrote(usize),
+    /// Nothing left to write: give the token back.
+    Idle,
+    /// The socket is full: retry after this long, serving other clients meanwhile.
+    Park(Duration),
+}
+
+/// The step after a write that took `written` of `attempted` bytes: a socket that took
+/// part of what it was given is full, but its client reads, only slower than we write:
+/// back soon ([`RETRY_MIN`]), serving others meanwhile.
+fn sent(written: usize, attempted: usize) -> Step {
+    if written < attempted {
+        Step::Park(RETRY_MIN)
+    } else {
+        Step::Wrote(written)
+    }
 }
 
 struct Retry {
@@ -206,10 +230,6 @@ impl Writer {
     /// Writes as much of `client`'s queue as the socket takes; see the module docs. `token`
     /// is the client's scheduled token: this writer is the one draining it.
     fn flush(&mut self, client: Arc<Client>, mut token: Token) {
-        // One branch for TLS; the plain-text path below is unchanged.
-        if client.tls.is_some() {
-            return self.flush_tls(client, token);
-        }
         let mut st = client.output(&token);
         let mut budget = FAIR_SHARE;
         loop {
@@ -220,52 +240,18 @@ impl Writer {
                 }
                 continue;
             }
-            st.gather(&client.outbound, WRITE_TARGET);
-            let Some(front) = st.front() else {
-                // Nothing left: give the token back (or keep it if something just arrived).
-                match client.outbound.release(token) {
-                    Some(kept) => token = kept,
-                    None => return,
-                }
-                continue;
+            // One branch for TLS; the plain-text step is unchanged by it.
+            let step = match client.tls.as_ref() {
+                None => self.step(&client, &mut st),
+                Some(tls) => self.step_tls(&client, tls, &mut st),
             };
-            if front.is_close() {
-                // Everything before the marker is written: graceful close done.
-                client.shut_socket();
-                continue;
-            }
-            // Write what the socket takes now, never waiting for it (see `Socket`): this
-            // writer serves other clients, which must not wait for one that reads slowly.
-            let (result, attempted) = {
-                let guard = client.socket.read();
-                let Some(socket) = guard.as_ref() else {
-                    continue; // shut meanwhile: the next turn discards
-                };
-                // The iovec list borrows the batches, so it cannot outlive this block; its
-                // allocation can (see `recycle`).
-                let mut iov: Vec<IoSlice<'_>> = recycle(std::mem::take(&mut self.iov));
-                let attempted = st.fill_iovecs(&mut iov, MAX_IOV);
-                let result = socket.try_write_vectored(&iov);
-                self.iov = recycle(iov);
-                (result, attempted)
-            };
-            match result {
-                Ok(0) if attempted > 0 => {
-                    client.abort(CloseReason::WriteError);
-                }
-                Ok(written) => {
-                    st.advance(&client.outbound, written, &self.pool);
-                    st.blocked_since = None;
-                    st.retry_delay = RETRY_MIN;
-                    if written < attempted {
-                        // The socket is full but took something: the client reads, just
-                        // not as fast as we write. Come back soon; serve others meanwhile.
-                        drop(st);
-                        self.park(client, token, RETRY_MIN);
-                        return;
-                    }
-                    budget = budget.saturating_sub(written);
+            match step {
+                Step::Again => {}
+                Step::Wrote(n) => {
+                    budget = budget.saturating_sub(n);
                     if budget == 0 {
+                        // A fair share is out: other clients' turn. Let go of the output
+                        // first, so the writer that takes the client next never waits.
                         drop(st);
                         match self.yield_turn(&client, token) {
                             Some(kept) => token = kept,
@@ -275,21 +261,93 @@ impl Writer {
                         budget = FAIR_SHARE;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    if self.past_write_deadline(&client, &mut st, client.pending_bytes()) {
-                        continue;
+                Step::Idle => {
+                    // Nothing left: give the token back (or keep it if something just
+                    // arrived).
+                    match client.outbound.release(token) {
+                        Some(kept) => token = kept,
+                        None => return,
                     }
-                    let delay = blocked(&client, &mut st);
+                }
+                Step::Park(delay) => {
                     drop(st);
                     self.park(client, token, delay);
                     return;
                 }
-                Err(e) => {
-                    if client.abort(CloseReason::WriteError) {
-                        log::debug!("{} - Write error: {e}", client.log_prefix());
-                    }
+            }
+        }
+    }
+
+    /// One plain-text step: gather batches and write what the socket takes now, never
+    /// waiting for it (see `Socket`): this writer serves other clients, which must not wait
+    /// for one that reads slowly.
+    fn step(&mut self, client: &Client, st: &mut Output) -> Step {
+        st.gather(&client.outbound, WRITE_TARGET);
+        let Some(front) = st.front() else {
+            return Step::Idle;
+        };
+        if front.is_close() {
+            // Everything before the marker is written: graceful close done.
+            client.shut_socket();
+            return Step::Again;
+        }
+        let (result, attempted) = {
+            let guard = client.socket.read();
+            let Some(socket) = guard.as_ref() else {
+                return Step::Again; // shut meanwhile: the next turn discards
+            };
+            // The iovec list borrows the batches, so it cannot outlive this block; its
+            // allocation can (see `recycle`).
+            let mut iov: Vec<IoSlice<'_>> = recycle(std::mem::take(&mut self.iov));
+            let attempted = st.fill_iovecs(&mut iov, MAX_IOV);
+            let result = socket.try_write_vectored(&iov);
+            self.iov = recycle(iov);
+            (result, attempted)
+        };
+        let pending = client.pending_bytes();
+        match self.took(client, st, result, attempted, pending) {
+            Ok(written) => {
+                st.advance(&client.outbound, written, &self.pool);
+                sent(written, attempted)
+            }
+            Err(step) => step,
+        }
+    }
+
+    /// What a write that was given `attempted` bytes came to: `Ok` with the bytes the socket
+    /// took, for the caller to account (progress resets the retry delay); otherwise the step
+    /// it ends: a full socket parks the client (or, past `write_deadline`, closes it as a
+    /// slow consumer, with `pending` bytes logged), an error closes it.
+    fn took(
+        &self,
+        client: &Client,
+        st: &mut Output,
+        result: std::io::Result<usize>,
+        attempted: usize,
+        pending: usize,
+    ) -> Result<usize, Step> {
+        match result {
+            Ok(0) if attempted > 0 => {
+                client.abort(CloseReason::WriteError);
+                Err(Step::Again)
+            }
+            Ok(n) => {
+                st.blocked_since = None;
+                st.retry_delay = RETRY_MIN;
+                Ok(n)
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => Err(Step::Again),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                if self.past_write_deadline(client, st, pending) {
+                    return Err(Step::Again);
                 }
+                Err(Step::Park(blocked(client, st)))
+            }
+            Err(e) => {
+                if client.abort(CloseReason::WriteError) {
+                    log::debug!("{} - Write error: {e}", client.log_prefix());
+                }
+                Err(Step::Again)
             }
         }
     }
@@ -331,138 +389,87 @@ impl Writer {
         true
     }
 
-    /// The TLS variant of [`Writer::flush`]: gather batches, encrypt them under the
-    /// session's lock into `tls_out`, then write the ciphertext outside the lock. Batches
-    /// are wholly handed to rustls at once (its buffer is unlimited; a gather is at most
+    /// The TLS variant of [`Writer::step`]: gather batches, encrypt them under the session's
+    /// lock into `tls_out`, then write the ciphertext outside the lock. Batches are wholly
+    /// handed to rustls at once (its buffer is unlimited; a gather is at most
     /// [`WRITE_TARGET`]), so what waits for the socket is ciphertext only. A full socket is
-    /// handled as for plain text (retry list, `write_deadline`).
-    fn flush_tls(&mut self, client: Arc<Client>, mut token: Token) {
-        let Some(tls) = client.tls.as_ref() else {
-            return;
-        };
-        // Lock order: `Client::output`, then `Client::tls` (never the other way round).
-        let mut st = client.output(&token);
-        let mut budget = FAIR_SHARE;
-        loop {
-            if client.is_shut() {
-                match self.shut(&client, &mut st, token) {
-                    Some(kept) => token = kept,
-                    None => return,
-                }
-                continue;
-            }
-            // Ciphertext waiting: write it first, outside the session lock.
-            if st.tls_off < st.tls_out.len() {
-                let result = {
-                    let guard = client.socket.read();
-                    let Some(socket) = guard.as_ref() else {
-                        continue; // shut meanwhile: the next turn discards
-                    };
-                    socket.try_write_vectored(&[IoSlice::new(&st.tls_out[st.tls_off..])])
+    /// handled as for plain text (retry list, `write_deadline`). Lock order: `Client::output`
+    /// (held by the caller), then `Client::tls` (never the other way round).
+    fn step_tls(&mut self, client: &Client, tls: &TlsSlot, st: &mut Output) -> Step {
+        // Ciphertext waiting: write it first, outside the session lock.
+        if st.tls_off < st.tls_out.len() {
+            let attempted = st.tls_out.len() - st.tls_off;
+            let result = {
+                let guard = client.socket.read();
+                let Some(socket) = guard.as_ref() else {
+                    return Step::Again; // shut meanwhile: the next turn discards
                 };
-                match result {
-                    Ok(0) => {
-                        client.abort(CloseReason::WriteError);
-                    }
-                    Ok(n) => {
-                        st.tls_off += n;
-                        st.blocked_since = None;
-                        st.retry_delay = RETRY_MIN;
-                        if st.tls_off < st.tls_out.len() {
-                            // Full, but it took something: back soon (as for plain text).
-                            drop(st);
-                            self.park(client, token, RETRY_MIN);
-                            return;
-                        }
+                socket.try_write_vectored(&[IoSlice::new(&st.tls_out[st.tls_off..])])
+            };
+            let pending = client.pending_bytes() + attempted;
+            return match self.took(client, st, result, attempted, pending) {
+                Ok(n) => {
+                    st.tls_off += n;
+                    if st.tls_off == st.tls_out.len() {
                         st.tls_out.clear();
                         st.tls_off = 0;
-                        budget = budget.saturating_sub(n);
-                        if budget == 0 {
-                            drop(st);
-                            match self.yield_turn(&client, token) {
-                                Some(kept) => token = kept,
-                                None => return,
-                            }
-                            st = client.output(&token);
-                            budget = FAIR_SHARE;
-                        }
                     }
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                        let pending = client.pending_bytes() + st.tls_out.len() - st.tls_off;
-                        if self.past_write_deadline(&client, &mut st, pending) {
-                            continue;
-                        }
-                        let delay = blocked(&client, &mut st);
-                        drop(st);
-                        self.park(client, token, delay);
-                        return;
-                    }
-                    Err(e) => {
-                        if client.abort(CloseReason::WriteError) {
-                            log::debug!("{} - Write error: {e}", client.log_prefix());
-                        }
-                    }
+                    sent(n, attempted)
                 }
-                continue;
-            }
-            if st.tls_close_sent {
-                // close_notify is out: graceful close done.
-                client.shut_socket();
-                continue;
-            }
-            st.gather(&client.outbound, WRITE_TARGET);
-            let closing = st.front().is_some_and(|b| b.is_close());
-            // Encrypt, under the session lock only.
-            let (plain, handshaking) = {
-                let Some(mut session) = crate::client::lock_session(tls) else {
-                    continue; // the connection left and released it: the next turn discards
-                };
-                let mut plain = 0;
-                // During the handshake the reader owns the socket's writes (and nothing but
-                // a close marker can be queued yet): leave the session alone.
-                let handshaking = session.is_handshaking();
-                for b in st.batches().filter(|_| !handshaking) {
-                    if b.is_close() {
-                        break;
-                    }
-                    for seg in b.segments() {
-                        // Cannot fail: the session's buffer is unlimited.
-                        let _ = session.writer().write_all(seg);
-                        plain += seg.len();
-                    }
-                }
-                if closing && !handshaking {
-                    session.send_close_notify();
-                }
-                while !handshaking && session.wants_write() {
-                    // Writing into a Vec cannot fail.
-                    if session.write_tls(&mut st.tls_out).is_err() {
-                        break;
-                    }
-                }
-                (plain, handshaking)
+                Err(step) => step,
             };
-            st.advance(&client.outbound, plain, &self.pool);
-            if handshaking && !closing && !st.is_empty() {
-                // Output before the handshake is done (never queued by beaver itself): try
-                // again later rather than spin.
-                drop(st);
-                self.park(client, token, RETRY_MAX);
-                return;
-            }
-            if closing {
-                st.tls_close_sent = true;
-                continue;
-            }
-            if st.tls_out.is_empty() && st.is_empty() {
-                // Nothing left: give the token back (or keep it if something just arrived).
-                match client.outbound.release(token) {
-                    Some(kept) => token = kept,
-                    None => return,
+        }
+        if st.tls_close_sent {
+            // close_notify is out: graceful close done.
+            client.shut_socket();
+            return Step::Again;
+        }
+        st.gather(&client.outbound, WRITE_TARGET);
+        let closing = st.front().is_some_and(|b| b.is_close());
+        // Encrypt, under the session lock only.
+        let (plain, handshaking) = {
+            let Some(mut session) = crate::client::lock_session(tls) else {
+                return Step::Again; // the connection left and released it: the next turn discards
+            };
+            let mut plain = 0;
+            // During the handshake the reader owns the socket's writes (and nothing but a
+            // close marker can be queued yet): leave the session alone.
+            let handshaking = session.is_handshaking();
+            for b in st.batches().filter(|_| !handshaking) {
+                if b.is_close() {
+                    break;
+                }
+                for seg in b.segments() {
+                    // Cannot fail: the session's buffer is unlimited.
+                    let _ = session.writer().write_all(seg);
+                    plain += seg.len();
                 }
             }
+            if closing && !handshaking {
+                session.send_close_notify();
+            }
+            while !handshaking && session.wants_write() {
+                // Writing into a Vec cannot fail.
+                if session.write_tls(&mut st.tls_out).is_err() {
+                    break;
+                }
+            }
+            (plain, handshaking)
+        };
+        st.advance(&client.outbound, plain, &self.pool);
+        if handshaking && !closing && !st.is_empty() {
+            // Output before the handshake is done (never queued by beaver itself): try
+            // again later rather than spin.
+            return Step::Park(RETRY_MAX);
         }
+        if closing {
+            st.tls_close_sent = true;
+            return Step::Again;
+        }
+        if st.tls_out.is_empty() && st.is_empty() {
+            return Step::Idle;
+        }
+        Step::Again
     }
 
     /// Puts a client whose socket is full in this writer's retry list; it keeps its
