@@ -34,11 +34,18 @@ pub fn write_msg_line(out: &mut Vec<u8>, line: &MsgLine<'_>) {
         out.extend_from_slice(reply);
         out.push(b' ');
     }
-    if let Some(hdr) = line.header_token {
+    write_sizes(out, line.header_token, line.size_token);
+}
+
+/// Appends the end of a message's control line, the same in `MSG`, `HMSG` and `RMSG`: the
+/// header length token (`HMSG`) and the total size token, then CR LF.
+#[inline]
+pub(crate) fn write_sizes(out: &mut Vec<u8>, header_token: Option<&[u8]>, size_token: &[u8]) {
+    if let Some(hdr) = header_token {
         out.extend_from_slice(hdr);
         out.push(b' ');
     }
-    out.extend_from_slice(line.size_token);
+    out.extend_from_slice(size_token);
     out.extend_from_slice(b"\r\n");
 }
 

@@ -517,12 +517,7 @@ pub fn write_rmsg_line(out: &mut Vec<u8>, l: &RmsgLine<'_>) {
             out.push(b' ');
         }
     }
-    if let Some(h) = l.header_token {
-        out.extend_from_slice(h);
-        out.push(b' ');
-    }
-    out.extend_from_slice(l.size_token);
-    out.extend_from_slice(b"\r\n");
+    super::msg::write_sizes(out, l.header_token, l.size_token);
 }
 
 #[cfg(test)]

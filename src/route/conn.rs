@@ -513,16 +513,22 @@ impl RouteConn<'_> {
         Ok(())
     }
 
+    /// The JSON of an `op` (`INFO`, `CONNECT`); bad JSON closes the route, logged.
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        op: &str,
+        json: &[u8],
+    ) -> Result<T, CloseReason> {
+        serde_json::from_slice(json).map_err(|e| {
+            log::error!("{} - {op}: {e}", self.prefix());
+            CloseReason::ProtocolViolation
+        })
+    }
+
     /// `CONNECT` on an accepted route (nats-server's `processRouteConnect`).
     fn on_connect(&mut self, json: &[u8]) -> Result<(), CloseReason> {
         let p = self.prefix();
-        let c: RouteConnect = match serde_json::from_slice(json) {
-            Ok(c) => c,
-            Err(e) => {
-                log::error!("{p} - CONNECT: {e}");
-                return Err(CloseReason::ProtocolViolation);
-            }
-        };
+        let c: RouteConnect = self.decode("CONNECT", json)?;
         if !c.lang.is_empty() {
             // A client on the route port.
             self.send(b"-ERR 'attempted to connect to route port'\r\n");
@@ -552,13 +558,7 @@ impl RouteConn<'_> {
     /// `INFO` (nats-server's `processRouteInfo`).
     fn on_info(&mut self, json: &[u8]) -> Result<(), CloseReason> {
         let p = self.prefix();
-        let info: RouteInfo = match serde_json::from_slice(json) {
-            Ok(i) => i,
-            Err(e) => {
-                log::error!("{p} - INFO: {e}");
-                return Err(CloseReason::ProtocolViolation);
-            }
-        };
+        let info: RouteInfo = self.decode("INFO", json)?;
         if info.server_id == self.shared.server_id {
             // A route to ourselves (our own address among the routes, or gossip of it).
             log::debug!(

@@ -94,11 +94,7 @@ impl Connection {
         if std::mem::replace(&mut self.awaiting_auth, false) {
             // The read timeout was shortened for the authentication timer: back to the ping
             // timer's.
-            let wait = self
-                .next_ping_check
-                .saturating_duration_since(Instant::now())
-                .max(MIN_TIMEOUT);
-            let _ = self.socket.set_read_timeout(wait);
+            self.wake_for_ping_timer();
         }
         Ok(())
     }

@@ -22,6 +22,16 @@ impl Connection {
         let _ = self.socket.set_read_timeout(delay.max(MIN_TIMEOUT));
     }
 
+    /// Makes the next read wake up when the ping timer is next due (after a shorter
+    /// timeout: the authentication timer's, or the TLS handshake's).
+    pub(super) fn wake_for_ping_timer(&mut self) {
+        let wait = self
+            .next_ping_check
+            .saturating_duration_since(Instant::now())
+            .max(MIN_TIMEOUT);
+        let _ = self.socket.set_read_timeout(wait);
+    }
+
     pub(super) fn check_ping(&mut self) -> Result<(), Closing> {
         let now = Instant::now();
         if self.active {

@@ -140,11 +140,8 @@ impl Connection {
         log::debug!("{prefix} - TLS version {version}, cipher suite {cipher}");
         self.client.set_tls_info(version, cipher);
         self.tls_in = buf;
-        let wait = self
-            .next_ping_check
-            .saturating_duration_since(Instant::now())
-            .max(MIN_TIMEOUT);
-        let _ = self.socket.set_read_timeout(wait);
+        // The read timeout was the handshake's: back to the ping timer's.
+        self.wake_for_ping_timer();
         Ok(())
     }
 
