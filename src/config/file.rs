@@ -743,7 +743,7 @@ pub(super) fn apply(
         let accounts_span = accounts.0.first().map(|(_, b)| b.span());
         for (name, block) in accounts.0 {
             let span = block.span();
-            if name == crate::account::GLOBAL_ACCOUNT {
+            if name == super::GLOBAL_ACCOUNT {
                 return Err(err(
                     "accounts",
                     span,

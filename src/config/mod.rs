@@ -27,6 +27,22 @@ pub use cli::Cli;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The name of the global account (nats-server's `globalAccountName`): where clients go
+/// when they authenticate without an account. Reserved: no configured account may take it.
+pub const GLOBAL_ACCOUNT: &str = "$G";
+
+/// nats-server's default client port (`DEFAULT_PORT`); `port = 0` means it too.
+pub const DEFAULT_PORT: i32 = 4222;
+
+/// nats-server's default `max_connections` (`DEFAULT_MAX_CONNECTIONS`, 64K); 0 means it too.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64 * 1024;
+
+/// nats-server's default `ping_max` (`DEFAULT_PING_MAX_OUT`); 0 means it too.
+pub const DEFAULT_PING_MAX: u32 = 2;
+
+/// nats-server's default `write_deadline` (`DEFAULT_FLUSH_DEADLINE`); 0 means it too.
+pub const DEFAULT_WRITE_DEADLINE: Duration = Duration::from_secs(10);
+
 /// Longest duration accepted for `ping_interval` and `write_deadline` (timers must stay
 /// representable when added to the clock).
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -168,19 +184,19 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             host: "0.0.0.0".into(),
-            port: 4222,
+            port: DEFAULT_PORT,
             server_name: None,
             http_port: 0,
             http_host: None,
             max_closed_clients: DEFAULT_MAX_CLOSED_CLIENTS,
             max_payload: 1024 * 1024,
             max_control_line: 4096,
-            max_connections: 64 * 1024,
+            max_connections: DEFAULT_MAX_CONNECTIONS as i64,
             max_pending: 64 * 1024 * 1024,
             max_subscriptions: 0,
             ping_interval: Duration::from_secs(120),
-            ping_max: 2,
-            write_deadline: Duration::from_secs(10),
+            ping_max: DEFAULT_PING_MAX,
+            write_deadline: DEFAULT_WRITE_DEADLINE,
             writers: 0,
             debug: false,
             trace: false,
@@ -334,7 +350,7 @@ impl Config {
     pub fn bind_port(&self) -> u16 {
         match self.port {
             -1 => 0,
-            0 => 4222,
+            0 => DEFAULT_PORT as u16,
             p => p as u16,
         }
     }
@@ -342,7 +358,7 @@ impl Config {
     /// `max_connections` with nats-server's conventions applied: `None` is unlimited.
     pub fn connection_limit(&self) -> Option<usize> {
         match self.max_connections {
-            0 => Some(64 * 1024),
+            0 => Some(DEFAULT_MAX_CONNECTIONS),
             n if n < 0 => None,
             n => Some(n as usize),
         }
@@ -370,7 +386,7 @@ impl Config {
     /// `ping_max` with 0 meaning the default.
     pub fn effective_ping_max(&self) -> u32 {
         if self.ping_max == 0 {
-            2
+            DEFAULT_PING_MAX
         } else {
             self.ping_max
         }
@@ -379,7 +395,7 @@ impl Config {
     /// `write_deadline` with 0 meaning the default.
     pub fn effective_write_deadline(&self) -> Duration {
         if self.write_deadline.is_zero() {
-            Duration::from_secs(10)
+            DEFAULT_WRITE_DEADLINE
         } else {
             self.write_deadline
         }
