@@ -2,20 +2,30 @@
 //! nats-server's own format), and the command line, in that order of precedence (the command
 //! line wins).
 //!
-//! Both file formats are read into the same schema (`file::FileConfig`) and validated by the
-//! same code (`file::apply`): `Config.toml` with the `toml` crate, nats-server's format with
-//! [`natsconf`] (the syntax) and `natsfile` (which of nats-server's keys beaver takes,
-//! ignores with a warning, or rejects).
+//! Every top-level option is described once, in the option table (`options`): its names
+//! and nats-server's aliases, type, default, checks, reload rule, flags and doc line. The
+//! file readers, [`Config::default`], the command line ([`Cli`], `--help`), the reload rules
+//! ([`reload_rules`]) are driven from it.
+//!
+//! Both file formats are read into the same schema (`file::FileConfig`, read by the table)
+//! and validated by the same code (`file::apply`): `Config.toml` with the `toml` crate,
+//! nats-server's format with [`natsconf`] (the syntax) and `natsfile` (which of nats-server's
+//! keys beaver takes, ignores with a warning, or rejects).
 //!
 //! Key and flag names are nats-server's. Defaults are nats-server's too, and built in: beaver
 //! needs no file to start. The repository's `Config.toml` lists every key with its default
 //! (a unit test keeps the two in step).
+//!
+//! This module depends on nothing of the server above it: the engine reads [`Config`]; only
+//! the leaf `subjects` is used here (to check permission subjects).
 
 mod auth;
 mod cli;
 mod file;
 pub mod natsconf;
 mod natsfile;
+mod options;
+pub mod reload_rules;
 pub mod units;
 
 pub use auth::{
@@ -181,26 +191,28 @@ pub struct ClusterAuth {
 }
 
 impl Default for Config {
+    /// nats-server's defaults, as the option table gives them.
     fn default() -> Self {
-        Config {
-            host: "0.0.0.0".into(),
-            port: DEFAULT_PORT,
+        // Every field empty; the table's defaults are applied next.
+        let mut config = Config {
+            host: String::new(),
+            port: 0,
             server_name: None,
             http_port: 0,
             http_host: None,
-            max_closed_clients: DEFAULT_MAX_CLOSED_CLIENTS,
-            max_payload: 1024 * 1024,
-            max_control_line: 4096,
-            max_connections: DEFAULT_MAX_CONNECTIONS as i64,
-            max_pending: 64 * 1024 * 1024,
+            max_closed_clients: 0,
+            max_payload: 0,
+            max_control_line: 0,
+            max_connections: 0,
+            max_pending: 0,
             max_subscriptions: 0,
-            ping_interval: Duration::from_secs(120),
-            ping_max: DEFAULT_PING_MAX,
-            write_deadline: DEFAULT_WRITE_DEADLINE,
+            ping_interval: Duration::ZERO,
+            ping_max: 0,
+            write_deadline: Duration::ZERO,
             writers: 0,
             debug: false,
             trace: false,
-            logtime: true,
+            logtime: false,
             logfile: None,
             authorization: None,
             no_auth_user: None,
@@ -208,9 +220,22 @@ impl Default for Config {
             tls: None,
             pid_file: None,
             ports_file_dir: None,
-            lame_duck_duration: DEFAULT_LAME_DUCK_DURATION,
-            lame_duck_grace_period: DEFAULT_LAME_DUCK_GRACE_PERIOD,
+            lame_duck_duration: Duration::ZERO,
+            lame_duck_grace_period: Duration::ZERO,
             cluster: None,
+        };
+        options::apply_defaults(&mut config);
+        config
+    }
+}
+
+impl Cluster {
+    /// A `cluster` block with nothing set yet: routes listen on every interface
+    /// (`0.0.0.0`), as in nats-server.
+    pub(crate) fn unset() -> Cluster {
+        Cluster {
+            host: "0.0.0.0".into(),
+            ..Default::default()
         }
     }
 }
