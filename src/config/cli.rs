@@ -39,7 +39,7 @@ pub(super) struct Control {
     pub long: Option<&'static str>,
     /// How its value is read.
     pub arg: Arg,
-    /// Its `--help` line.
+    /// Its `--help` line (and the README's).
     pub help: &'static str,
 }
 

@@ -12,7 +12,9 @@
 //! - [`Config::default`] is the table's defaults;
 //! - the command line (`cli`) is built from the flags: names, `--help` lines, the
 //!   one-dash spellings Go accepts, and what each flag sets, checked as the same key in a file;
-//! - a reload ([`super::reload_rules`]) compares exactly the fields the rules name.
+//! - a reload ([`super::reload_rules`]) compares exactly the fields the rules name;
+//! - the README's table of options is generated from it, and unit tests check `Config.toml`
+//!   against it (`docs.rs`).
 //!
 //! Adding an option is one entry here, plus its field in [`Config`] (which the compiler then
 //! asks for in the empty configuration `Config::default` starts from) and the code that
@@ -27,7 +29,7 @@
 //!
 //! Nested blocks (`authorization`, `accounts`, `tls`, `cluster`) are one entry each; their keys
 //! are described once by their readers' serde structs in `file/` (names, nats-server's aliases,
-//! types).
+//! types), which the `Config.toml` check lists too.
 
 use super::Config;
 use std::path::PathBuf;
