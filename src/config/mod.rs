@@ -76,77 +76,79 @@ pub const MIN_LAME_DUCK_DURATION: Duration = Duration::from_secs(30);
 pub const MAX_PAYLOAD_LIMIT: usize = 64 * 1024 * 1024;
 
 /// The server's settings, resolved from defaults, file and command line.
+///
+/// Each field is the option of the same name (nats-server's key, in backticks where it
+/// differs); its aliases, flags, default, checks and reload rule are in the option table,
+/// `src/config/options/table.rs` ([`Config::default`] is its defaults). What is said here is
+/// what the value means to the server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// Address to listen on for clients (`host`, `-a/--addr`). Default `0.0.0.0`.
+    /// Address to listen on for clients.
     pub host: String,
-    /// Client port (`port`, `-p`). Default 4222; 0 also means 4222 and -1 a random port, as
-    /// in nats-server.
+    /// Client port; 0 also means 4222 ([`DEFAULT_PORT`]) and -1 a random port, as in
+    /// nats-server (see [`Config::bind_port`]).
     pub port: i32,
-    /// Server name (`server_name`, `-n`); defaults to the server id.
+    /// Server name; `None`: the server id.
     pub server_name: Option<String>,
-    /// Monitoring port (`http_port`, `-m`): 0 disables monitoring (the default), -1 picks a
-    /// random free port, as in nats-server.
+    /// Monitoring port: 0 disables monitoring, -1 picks a random free port, as in
+    /// nats-server.
     pub http_port: i32,
-    /// Monitoring host (`http_host`; no flag, as in nats-server); defaults to `host`.
+    /// Monitoring host; `None`: `host`.
     pub http_host: Option<String>,
-    /// Closed connections kept for `/connz?state=closed` (`max_closed_clients`); 0 means the
-    /// default 10,000, as in nats-server.
+    /// Closed connections kept for `/connz?state=closed`; 0 means
+    /// [`DEFAULT_MAX_CLOSED_CLIENTS`], as in nats-server.
     pub max_closed_clients: usize,
-    /// Largest message, headers included, in bytes (`max_payload`). Default 1 MiB.
+    /// Largest message, headers included, in bytes.
     pub max_payload: usize,
-    /// Longest control line arguments, in bytes (`max_control_line`). Default 4096.
+    /// Longest control line arguments, in bytes.
     pub max_control_line: usize,
-    /// Most client connections (`max_connections`); 0 means the default 65536, negative
-    /// means unlimited, as in nats-server.
+    /// Most client connections; 0 means [`DEFAULT_MAX_CONNECTIONS`], negative means
+    /// unlimited, as in nats-server (see [`Config::connection_limit`]).
     pub max_connections: i64,
-    /// Most bytes queued for one client before it is a slow consumer (`max_pending`).
-    /// Default 64 MiB.
+    /// Most bytes queued for one client before it is a slow consumer.
     pub max_pending: usize,
-    /// Most subscriptions per connection (`max_subscriptions`); 0 is unlimited (default).
+    /// Most subscriptions per connection; 0 is unlimited.
     pub max_subscriptions: usize,
-    /// How often the server PINGs an idle client (`ping_interval`). Default 2 minutes.
+    /// How often the server PINGs an idle client.
     pub ping_interval: Duration,
-    /// Unanswered PINGs before a client is stale (`ping_max`); 0 means the default 2.
+    /// Unanswered PINGs before a client is stale; 0 means [`DEFAULT_PING_MAX`].
     pub ping_max: u32,
-    /// A write that makes no progress for this long closes the client as a slow consumer
-    /// (`write_deadline`); 0 means the default 10 s.
+    /// A write that makes no progress for this long closes the client as a slow consumer;
+    /// 0 means [`DEFAULT_WRITE_DEADLINE`].
     pub write_deadline: Duration,
-    /// Writer threads (`writers`, `--writers`); 0 means one per CPU (default).
+    /// Writer threads; 0 means one per CPU (see [`Config::writer_threads`]).
     pub writers: usize,
-    /// Debug logging (`debug`, `-D`).
+    /// Debug logging: connections and close reasons.
     pub debug: bool,
-    /// Protocol tracing (`trace`, `-V`).
+    /// Protocol tracing: every operation in and out.
     pub trace: bool,
-    /// Timestamps in log lines (`logtime`, `-T`). Default true.
+    /// Timestamps in log lines.
     pub logtime: bool,
-    /// Log to this file instead of stderr (`logfile`, `-l`).
+    /// Log to this file instead of stderr (`logfile`).
     pub logfile: Option<PathBuf>,
-    /// Client authentication and permissions (`[authorization]`, `--user`/`--pass`/`--auth`);
-    /// `None`: no authentication (the default).
+    /// Client authentication and permissions (`authorization`); `None`: no authentication.
     pub authorization: Option<Authorization>,
     /// A client that sends no credentials logs in as this user of `authorization.users` or
-    /// of an account's `users` (`no_auth_user`, top level as in nats-server).
+    /// of an account's `users`.
     pub no_auth_user: Option<String>,
-    /// Accounts (`accounts`, `[accounts.NAME]`), in the order of the file; empty: every
-    /// client is in the global account `$G` (the default).
+    /// Accounts, in the order of the file; empty: every client is in the global account
+    /// [`GLOBAL_ACCOUNT`].
     pub accounts: Vec<AccountConfig>,
-    /// TLS for client connections (`[tls]`, `--tls*`); `None`: plain TCP (the default).
+    /// TLS for client connections; `None`: plain TCP.
     pub tls: Option<Tls>,
-    /// Write the process id to this file at start (`pid_file`, `-P`); like nats-server,
-    /// the file is left in place at exit.
+    /// Write the process id to this file at start; like nats-server, the file is left in
+    /// place at exit.
     pub pid_file: Option<PathBuf>,
     /// Write `<exe>_<pid>.ports` (the client and monitoring URLs, as JSON) into this
-    /// directory once listening (`ports_file_dir`, `--ports_file_dir`); removed at exit.
+    /// directory once listening; removed at exit.
     pub ports_file_dir: Option<PathBuf>,
-    /// Lame-duck mode (SIGUSR2) closes the clients over this long (`lame_duck_duration`).
-    /// Default 2 minutes; at least 30 s in a file.
+    /// Lame-duck mode (SIGUSR2) closes the clients over this long (at least 30 s in a
+    /// file).
     pub lame_duck_duration: Duration,
-    /// Lame-duck mode waits this long before it closes the first client
-    /// (`lame_duck_grace_period`). Default 10 s; less than `lame_duck_duration`.
+    /// Lame-duck mode waits this long before it closes the first client (less than
+    /// `lame_duck_duration`).
     pub lame_duck_grace_period: Duration,
-    /// Clustering (`cluster { ... }`, `[cluster]`, `--cluster`, `--routes`, ...); `None`:
-    /// no route listener, no routes (the default).
+    /// Clustering; `None`: no route listener, no routes.
     pub cluster: Option<Cluster>,
 }
 
