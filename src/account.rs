@@ -20,9 +20,9 @@ use crate::subjects::{Sublist, SublistStats, Subscriber};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
-/// The name of the global account (nats-server's `globalAccountName`): where clients go
-/// when they authenticate without an account.
-pub const GLOBAL_ACCOUNT: &str = "$G";
+/// The name of the global account, `$G` (nats-server's `globalAccountName`): where clients
+/// go when they authenticate without an account. Defined by `config`, which reserves it.
+pub use crate::config::GLOBAL_ACCOUNT;
 
 /// One account: a name and its own subscription table.
 ///

@@ -180,7 +180,7 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
         }
     }
     for acc in &config.accounts {
-        if acc.name == crate::account::GLOBAL_ACCOUNT {
+        if acc.name == super::GLOBAL_ACCOUNT {
             return Err(format!("accounts: {:?} is a Reserved Account", acc.name));
         }
         if let Some(p) = &acc.default_permissions {

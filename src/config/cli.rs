@@ -1,233 +1,215 @@
-//! The command line: nats-server's flag names, parsed with `clap`.
+//! The command line, with nats-server's flag names, parsed with `clap`.
+//!
+//! The flags of options come from the option table (`options`): their names, values,
+//! `--help` lines (the option's doc line and default), the one-dash spellings Go's flag
+//! package accepts, and what each sets, checked like the same key in a file (`-p 70000` is
+//! out of range as `port: 70000` is). The flags that say what the process does (`-c`, `-t`,
+//! `--signal`, `-v`, `--store_dir`) are described here, in [`CONTROL`].
 
+use super::options::{in_range, Arg, BlockSet, Flag, Opt, Sets, Value, Width, OPTIONS};
 use super::{Config, ConfigError};
-use clap::Parser;
+use clap::{ArgAction, ArgMatches, Command};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// beaver: a NATS server. Flags use nats-server's names and override the config file.
-#[derive(Parser, Debug, Clone, Default)]
-#[command(
-    name = "beaver",
-    version = concat!(env!("CARGO_PKG_VERSION"), " (NATS client protocol of nats-server ", "2.9.10", ")"),
-    about = "beaver: a NATS server speaking the core NATS client protocol",
-    disable_version_flag = true,
-    // As with nats-server (Go's flag package), a repeated flag takes its last value.
-    args_override_self = true
-)]
+#[derive(Debug, Clone, Default)]
 pub struct Cli {
-    /// Client connection address to bind
-    #[arg(short = 'a', long = "addr", visible_alias = "net", value_name = "HOST")]
-    pub addr: Option<String>,
-
-    /// Client connection port (-1 for a random port)
-    #[arg(
-        short = 'p',
-        long = "port",
-        value_name = "PORT",
-        allow_negative_numbers = true
-    )]
-    pub port: Option<i32>,
-
-    /// Configuration file: nats-server's format (FILE.conf) or beaver's Config.toml
-    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    /// The configuration file (`-c/--config FILE`): nats-server's format or `Config.toml`.
     pub config: Option<PathBuf>,
-
-    /// Server name (defaults to the server id)
-    #[arg(
-        short = 'n',
-        long = "name",
-        visible_alias = "server_name",
-        value_name = "NAME"
-    )]
-    pub name: Option<String>,
-
-    /// HTTP monitoring port (-1 for a random port; 0, the default, disables monitoring)
-    #[arg(
-        short = 'm',
-        long = "http_port",
-        value_name = "PORT",
-        allow_negative_numbers = true
-    )]
-    pub http_port: Option<i32>,
-
-    /// Log to FILE instead of stderr
-    #[arg(
-        short = 'l',
-        long = "log",
-        visible_alias = "log_file",
-        value_name = "FILE"
-    )]
-    pub log: Option<PathBuf>,
-
-    /// Write the process id to FILE
-    #[arg(short = 'P', long = "pid", value_name = "FILE")]
-    pub pid: Option<PathBuf>,
-
-    /// Write EXE_PID.ports (client and monitoring URLs, JSON) into DIR
-    #[arg(long = "ports_file_dir", value_name = "DIR")]
-    pub ports_file_dir: Option<PathBuf>,
-
-    /// JetStream storage directory (accepted and ignored: beaver has no JetStream; also -sd)
-    #[arg(long = "store_dir", value_name = "DIR")]
-    pub store_dir: Option<PathBuf>,
-
-    /// Send a signal to a running server and exit: ldm, stop, quit, term, reopen, reload;
-    /// `=PID` or `=PIDFILE` names the process (also -sl)
-    #[arg(long = "signal", value_name = "SIGNAL[=PID]")]
+    /// `--signal SIGNAL[=PID|PIDFILE]` (`-sl`): send a signal to a running server and exit.
     pub signal: Option<String>,
-
-    /// Enable debug logging
-    #[arg(short = 'D', long = "debug")]
-    pub debug: bool,
-
-    /// Enable protocol tracing
-    #[arg(short = 'V', long = "trace")]
-    pub trace: bool,
-
-    /// Timestamp log lines (default true; `-T=false` to disable)
-    #[arg(short = 'T', long = "logtime", value_name = "BOOL", num_args = 0..=1,
-          require_equals = true, default_missing_value = "true")]
-    pub logtime: Option<bool>,
-
-    /// Check the configuration and exit
-    #[arg(short = 't')]
+    /// `-t`: check the configuration and exit.
     pub test_config: bool,
-
-    /// Writer threads (default: one per CPU)
-    #[arg(long = "writers", value_name = "N", allow_negative_numbers = true)]
-    pub writers: Option<i64>,
-
-    /// Show version and exit
-    #[arg(short = 'v', long = "version")]
+    /// `-v/--version`: print the version and exit.
     pub version: bool,
-
-    /// User required for connections
-    #[arg(long = "user", value_name = "USER")]
-    pub user: Option<String>,
-
-    /// Password required for connections (plain text or a bcrypt hash)
-    #[arg(long = "pass", value_name = "PASSWORD")]
-    pub pass: Option<String>,
-
-    /// Authorization token required for connections (plain text or a bcrypt hash)
-    #[arg(long = "auth", value_name = "TOKEN")]
-    pub auth: Option<String>,
-
-    /// Enable TLS, do not verify clients (default: false)
-    #[arg(long = "tls")]
-    pub tls: bool,
-
-    /// Server certificate file (PEM)
-    #[arg(long = "tlscert", value_name = "FILE")]
-    pub tlscert: Option<PathBuf>,
-
-    /// Private key for server certificate (PEM)
-    #[arg(long = "tlskey", value_name = "FILE")]
-    pub tlskey: Option<PathBuf>,
-
-    /// Enable TLS, verify client certificates
-    #[arg(long = "tlsverify")]
-    pub tlsverify: bool,
-
-    /// Client certificate CA for verification (PEM)
-    #[arg(long = "tlscacert", value_name = "FILE")]
-    pub tlscacert: Option<PathBuf>,
-
-    /// Cluster URL for solicited routes: the route listen address (nats://HOST:PORT)
-    #[arg(long = "cluster", value_name = "URL")]
-    pub cluster: Option<String>,
-
-    /// Cluster URL from which members can solicit routes (same as --cluster)
-    #[arg(long = "cluster_listen", value_name = "URL")]
-    pub cluster_listen: Option<String>,
-
-    /// Routes to solicit and connect, comma separated (nats://HOST:PORT[,...])
-    #[arg(long = "routes", value_name = "URLS")]
-    pub routes: Option<String>,
-
-    /// Cluster name (default: a random one)
-    #[arg(long = "cluster_name", value_name = "NAME")]
-    pub cluster_name: Option<String>,
-
-    /// Do not advertise known cluster information to clients
-    #[arg(long = "no_advertise", value_name = "BOOL", num_args = 0..=1,
-          require_equals = true, default_missing_value = "true")]
-    pub no_advertise: Option<bool>,
-
-    /// Cluster URL to advertise to other servers (HOST:PORT)
-    #[arg(long = "cluster_advertise", value_name = "HOST:PORT")]
-    pub cluster_advertise: Option<String>,
-
-    /// Times an implicit route is retried before giving up
-    #[arg(long = "connect_retries", value_name = "N")]
-    pub connect_retries: Option<u32>,
+    /// `--store_dir DIR` (`-sd`): JetStream's directory, accepted and ignored (with a warning).
+    pub store_dir: Option<PathBuf>,
+    /// Everything parsed: [`Cli::apply`] reads the flags of the options from it.
+    matches: ArgMatches,
 }
 
-/// Long flags of nats-server written with one dash (Go's flag package accepts `-name` as
-/// well as `--name`), including its two-letter ones (`-sd`, `-sl`), which clap cannot
-/// declare as short flags. [`normalize_args`] rewrites them to `--name`.
-const SINGLE_DASH_LONG: &[(&str, &str)] = &[
-    ("sd", "store_dir"),
-    ("sl", "signal"),
-    ("store_dir", "store_dir"),
-    ("signal", "signal"),
-    ("pid", "pid"),
-    ("ports_file_dir", "ports_file_dir"),
-    ("addr", "addr"),
-    ("net", "net"),
-    ("port", "port"),
-    ("config", "config"),
-    ("name", "name"),
-    ("server_name", "server_name"),
-    ("http_port", "http_port"),
-    ("log", "log"),
-    ("log_file", "log_file"),
-    ("debug", "debug"),
-    ("trace", "trace"),
-    ("logtime", "logtime"),
-    ("writers", "writers"),
-    ("version", "version"),
-    ("help", "help"),
-    ("cluster", "cluster"),
-    ("cluster_listen", "cluster_listen"),
-    ("routes", "routes"),
-    ("cluster_name", "cluster_name"),
-    ("no_advertise", "no_advertise"),
-    ("cluster_advertise", "cluster_advertise"),
-    ("connect_retries", "connect_retries"),
+/// A flag that is not an option: what the process does.
+pub(super) struct Control {
+    /// clap's id, and the long name unless `long` is `None`.
+    pub id: &'static str,
+    /// The one-letter name, if any.
+    pub short: Option<char>,
+    /// The long name, if any.
+    pub long: Option<&'static str>,
+    /// How its value is read.
+    pub arg: Arg,
+    /// Its `--help` line (and the README's).
+    pub help: &'static str,
+}
+
+/// The flags that are not options, in the order `--help` shows them: `-c` first, the others
+/// after the options.
+pub(super) const CONTROL: &[Control] = &[
+    Control {
+        id: "config",
+        short: Some('c'),
+        long: Some("config"),
+        arg: Arg::Path("FILE"),
+        help: "Configuration file: nats-server's format (FILE.conf) or beaver's Config.toml",
+    },
+    Control {
+        id: "test_config",
+        short: Some('t'),
+        long: None,
+        arg: Arg::Switch,
+        help: "Check the configuration and exit",
+    },
+    Control {
+        id: "signal",
+        short: None,
+        long: Some("signal"),
+        arg: Arg::Text("SIGNAL[=PID]"),
+        help: "Send a signal to a running server and exit: ldm, stop, quit, term, reopen, \
+               reload; `=PID` or `=PIDFILE` names the process (also -sl)",
+    },
+    Control {
+        id: "store_dir",
+        short: None,
+        long: Some("store_dir"),
+        arg: Arg::Path("DIR"),
+        help: "JetStream storage directory (accepted and ignored: beaver has no JetStream; also \
+               -sd)",
+    },
+    Control {
+        id: "version",
+        short: Some('v'),
+        long: Some("version"),
+        arg: Arg::Switch,
+        help: "Show version and exit",
+    },
 ];
 
-/// Rewrites nats-server's single-dash long flags (`-sd DIR`, `-sl ldm`,
-/// `-ports_file_dir=DIR`) into clap's `--name` form; everything else is left as it is.
-pub fn normalize_args<I: IntoIterator<Item = std::ffi::OsString>>(
-    args: I,
-) -> Vec<std::ffi::OsString> {
-    args.into_iter()
-        .map(|arg| {
-            let Some(s) = arg.to_str() else { return arg };
-            let Some(rest) = s.strip_prefix('-').filter(|r| !r.starts_with('-')) else {
-                return arg;
-            };
-            let (name, value) = match rest.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (rest, None),
-            };
-            match SINGLE_DASH_LONG.iter().find(|(short, _)| *short == name) {
-                Some((_, long)) => match value {
-                    Some(v) => format!("--{long}={v}").into(),
-                    None => format!("--{long}").into(),
-                },
-                None => arg,
-            }
-        })
-        .collect()
+/// nats-server's two-letter flags (`-sd`, `-sl`), which clap cannot declare as short ones.
+const TWO_LETTER: &[(&str, &str)] = &[("sd", "store_dir"), ("sl", "signal")];
+
+/// A clap argument reading `arg`.
+fn clap_arg(
+    id: &'static str,
+    short: Option<char>,
+    long: Option<&'static str>,
+    arg: Arg,
+) -> clap::Arg {
+    let mut a = clap::Arg::new(id);
+    if let Some(s) = short {
+        a = a.short(s);
+    }
+    if let Some(l) = long {
+        a = a.long(l);
+    }
+    match arg {
+        Arg::Switch => a.action(ArgAction::SetTrue),
+        Arg::Bool => a
+            .value_name("BOOL")
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("true")
+            .value_parser(clap::value_parser!(bool)),
+        Arg::Text(name) => a.value_name(name),
+        Arg::Path(name) => a
+            .value_name(name)
+            .value_parser(clap::value_parser!(PathBuf)),
+        Arg::Int(name, Width::I32) => a
+            .value_name(name)
+            .allow_negative_numbers(true)
+            .value_parser(clap::value_parser!(i32)),
+        Arg::Int(name, Width::I64) => a
+            .value_name(name)
+            .allow_negative_numbers(true)
+            .value_parser(clap::value_parser!(i64)),
+        Arg::Int(name, Width::U32) => a.value_name(name).value_parser(clap::value_parser!(u32)),
+    }
+}
+
+/// An option's `--help` line: its doc line without Markdown, and its default.
+pub(super) fn option_help(o: &Opt) -> String {
+    let doc = o.doc.replace('`', "");
+    let mut chars = doc.chars();
+    let mut help: String = chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default();
+    if let Some(d) = o.default_toml() {
+        help.push_str(&format!(" (default: {})", d.trim_matches('"')));
+    }
+    help
+}
+
+/// The clap argument of a flag of `o`.
+fn flag_arg(o: &Opt, f: &'static Flag) -> clap::Arg {
+    let help = match f.sets {
+        Sets::Option(_) => option_help(o),
+        Sets::Block(help, _) => help.to_owned(),
+    };
+    clap_arg(f.long, f.short, Some(f.long), f.arg())
+        .visible_aliases(f.aliases)
+        .help(help)
 }
 
 impl Cli {
+    /// The command line's definition: the control flags and every option's flags, in the
+    /// table's order.
+    pub fn command() -> Command {
+        let control = |c: &Control| clap_arg(c.id, c.short, c.long, c.arg).help(c.help);
+        let (first, rest) = CONTROL.split_at(1);
+        Command::new("beaver")
+            .version(concat!(
+                env!("CARGO_PKG_VERSION"),
+                " (NATS client protocol of nats-server ",
+                "2.9.10",
+                ")"
+            ))
+            .about("beaver: a NATS server speaking the core NATS client protocol")
+            .disable_version_flag(true)
+            // As with nats-server (Go's flag package), a repeated flag takes its last value.
+            .args_override_self(true)
+            .args(first.iter().map(control))
+            .args(
+                OPTIONS
+                    .iter()
+                    .flat_map(|o| o.flags.iter().map(move |f| flag_arg(o, f))),
+            )
+            .args(rest.iter().map(control))
+    }
+
+    /// Parses `args` (the program name first, as clap expects), without nats-server's
+    /// one-dash spellings (see `normalize_args`). Errors are clap's usage errors.
+    pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        Self::command()
+            .try_get_matches_from(args)
+            .map(Self::from_matches)
+    }
+
     /// Parses the process's arguments (after `normalize_args`); exits with a usage error
-    /// on bad flags.
+    /// (code 2) on bad flags, and prints `--help`.
     pub fn from_env() -> Cli {
-        Cli::parse_from(normalize_args(std::env::args_os()))
+        Self::from_matches(Self::command().get_matches_from(normalize_args(std::env::args_os())))
+    }
+
+    fn from_matches(matches: ArgMatches) -> Cli {
+        let path = |id: &str| matches.try_get_one::<PathBuf>(id).ok().flatten().cloned();
+        let switch = |id: &str| matches.try_get_one::<bool>(id).ok().flatten() == Some(&true);
+        Cli {
+            config: path("config"),
+            signal: matches
+                .try_get_one::<String>("signal")
+                .ok()
+                .flatten()
+                .cloned(),
+            test_config: switch("test_config"),
+            version: switch("version"),
+            store_dir: path("store_dir"),
+            matches,
+        }
     }
 
     /// Warnings about flags that are accepted and ignored, for the log.
@@ -242,143 +224,131 @@ impl Cli {
         w
     }
 
-    /// Applies the cluster flags (nats-server's `--cluster`, `--cluster_listen`, `--routes`,
-    /// `--cluster_name`, `--no_advertise`, `--cluster_advertise`, `--connect_retries`).
-    fn apply_cluster(&self, config: &mut Config) -> Result<(), ConfigError> {
-        let listen = self.cluster_listen.as_ref().or(self.cluster.as_ref());
-        let any = listen.is_some()
-            || self.routes.is_some()
-            || self.cluster_name.is_some()
-            || self.no_advertise.is_some()
-            || self.cluster_advertise.is_some()
-            || self.connect_retries.is_some();
-        if !any {
-            return Ok(());
-        }
-        let cluster = config.cluster.get_or_insert_with(|| super::Cluster {
-            host: "0.0.0.0".into(),
-            ..Default::default()
-        });
-        if let Some(url) = listen {
-            let (host, port) = super::parse_listen_url(url).map_err(|m| ConfigError {
-                message: format!("flag --cluster: {m}"),
-            })?;
-            cluster.host = host;
-            cluster.port = port;
-        }
-        if let Some(r) = &self.routes {
-            cluster.routes = r
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect();
-        }
-        if let Some(n) = &self.cluster_name {
-            cluster.name = Some(n.clone());
-        }
-        if let Some(b) = self.no_advertise {
-            cluster.no_advertise = b;
-        }
-        if let Some(a) = &self.cluster_advertise {
-            cluster.advertise = Some(a.clone());
-        }
-        if let Some(n) = self.connect_retries {
-            cluster.connect_retries = n;
+    /// Applies the flags that were given on top of `config`, in the option table's order.
+    pub(super) fn apply(&self, config: &mut Config) -> Result<(), ConfigError> {
+        for o in OPTIONS {
+            for f in o.flags {
+                self.apply_flag(o, f, config).map_err(|m| ConfigError {
+                    message: format!("flag {}: {m}", f.label()),
+                })?;
+            }
         }
         Ok(())
     }
 
-    /// Applies the flags that were given on top of `config`.
-    pub(super) fn apply(&self, config: &mut Config) -> Result<(), ConfigError> {
-        let bad = |flag: &str, msg: String| ConfigError {
-            message: format!("flag {flag}: {msg}"),
-        };
-        if let Some(a) = &self.addr {
-            config.host = a.clone();
-        }
-        if let Some(p) = self.port {
-            if !(-1..=65535).contains(&p) {
-                return Err(bad(
-                    "-p/--port",
-                    format!("{p} is out of range (-1 to 65535)"),
-                ));
+    /// Applies flag `f` of option `o`, if it was given.
+    fn apply_flag(&self, o: &Opt, f: &Flag, config: &mut Config) -> Result<(), String> {
+        let id = f.long;
+        let m = &self.matches;
+        let given = || m.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        match f.sets {
+            Sets::Option(arg) => match (arg, o.value) {
+                (Arg::Switch, Value::Bool { set, .. }) => {
+                    if given() {
+                        set(config, true);
+                    }
+                }
+                (Arg::Bool, Value::Bool { set, .. }) => {
+                    if let Some(b) = get::<bool>(m, id)? {
+                        set(config, b);
+                    }
+                }
+                (Arg::Text(_), Value::Text { set, .. }) => {
+                    if let Some(s) = get::<String>(m, id)? {
+                        set(config, s);
+                    }
+                }
+                (Arg::Path(_), Value::Path(set)) => {
+                    if let Some(p) = get::<PathBuf>(m, id)? {
+                        set(config, p);
+                    }
+                }
+                (Arg::Int(_, width), Value::Int { min, max, set, .. }) => {
+                    let n = match width {
+                        Width::I32 => get::<i32>(m, id)?.map(i64::from),
+                        Width::I64 => get::<i64>(m, id)?,
+                        Width::U32 => get::<u32>(m, id)?.map(i64::from),
+                    };
+                    if let Some(n) = n {
+                        set(config, in_range(n, min, max)?);
+                    }
+                }
+                _ => return Err(format!("does not fit option {}", o.name)),
+            },
+            Sets::Block(_, BlockSet::Switch(set)) => {
+                if given() {
+                    set(config);
+                }
             }
-            config.port = p;
-        }
-        if let Some(n) = &self.name {
-            config.server_name = Some(n.clone());
-        }
-        if let Some(p) = self.http_port {
-            if !(-1..=65535).contains(&p) {
-                return Err(bad(
-                    "-m/--http_port",
-                    format!("{p} is out of range (-1 to 65535)"),
-                ));
+            Sets::Block(_, BlockSet::Bool(set)) => {
+                if let Some(b) = get::<bool>(m, id)? {
+                    set(config, b);
+                }
             }
-            config.http_port = p;
-        }
-        if let Some(l) = &self.log {
-            config.logfile = Some(l.clone());
-        }
-        if let Some(p) = &self.pid {
-            config.pid_file = Some(p.clone());
-        }
-        if let Some(d) = &self.ports_file_dir {
-            config.ports_file_dir = Some(d.clone());
-        }
-        if self.debug {
-            config.debug = true;
-        }
-        if self.trace {
-            config.trace = true;
-        }
-        if let Some(t) = self.logtime {
-            config.logtime = t;
-        }
-        if let Some(w) = self.writers {
-            if !(0..=1024).contains(&w) {
-                return Err(bad("--writers", format!("{w} is out of range (0 to 1024)")));
+            Sets::Block(_, BlockSet::Text(_, set)) => {
+                if let Some(s) = get::<String>(m, id)? {
+                    set(config, s)?;
+                }
             }
-            config.writers = w as usize;
-        }
-        // Authentication flags override the file's single user / token, as nats-server's do.
-        if self.user.is_some() || self.pass.is_some() || self.auth.is_some() {
-            let auth = config.authorization.get_or_insert_with(Default::default);
-            if let Some(u) = &self.user {
-                auth.user = Some(u.clone());
+            Sets::Block(_, BlockSet::Path(_, set)) => {
+                if let Some(p) = get::<PathBuf>(m, id)? {
+                    set(config, p);
+                }
             }
-            if let Some(p) = &self.pass {
-                auth.password = Some(p.clone());
-            }
-            if let Some(t) = &self.auth {
-                auth.token = Some(t.clone());
-            }
-        }
-        self.apply_cluster(config)?;
-        // Any TLS flag turns TLS on (nats-server: --tlscert/--tlskey imply --tls).
-        let tls_flags = self.tls
-            || self.tlsverify
-            || self.tlscert.is_some()
-            || self.tlskey.is_some()
-            || self.tlscacert.is_some();
-        if tls_flags {
-            let tls = config.tls.get_or_insert_with(Default::default);
-            if let Some(c) = &self.tlscert {
-                tls.cert_file = c.clone();
-            }
-            if let Some(k) = &self.tlskey {
-                tls.key_file = k.clone();
-            }
-            if let Some(ca) = &self.tlscacert {
-                tls.ca_file = Some(ca.clone());
-            }
-            if self.tlsverify {
-                tls.verify = true;
+            Sets::Block(_, BlockSet::Count(_, set)) => {
+                if let Some(n) = get::<u32>(m, id)? {
+                    set(config, n);
+                }
             }
         }
         Ok(())
     }
+}
+
+/// The value of flag `id`, if given (its type is the one `clap_arg` declared).
+fn get<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Result<Option<T>, String> {
+    m.try_get_one::<T>(id)
+        .map(|v| v.cloned())
+        .map_err(|e| e.to_string())
+}
+
+/// The long name a one-dash flag stands for (`-ports_file_dir`, `-sd`), if it is one.
+fn one_dash_long(name: &str) -> Option<&'static str> {
+    let options = OPTIONS
+        .iter()
+        .flat_map(|o| o.flags)
+        .filter(|f| f.one_dash)
+        .flat_map(|f| std::iter::once(f.long).chain(f.aliases.iter().copied()));
+    let control = CONTROL.iter().filter_map(|c| c.long).chain(["help"]);
+    TWO_LETTER
+        .iter()
+        .find(|(short, _)| *short == name)
+        .map(|(_, long)| *long)
+        .or_else(|| options.chain(control).find(|l| *l == name))
+}
+
+/// Rewrites nats-server's single-dash long flags (`-sd DIR`, `-sl ldm`,
+/// `-ports_file_dir=DIR`) into clap's `--name` form; everything else is left as it is.
+pub fn normalize_args<I: IntoIterator<Item = OsString>>(args: I) -> Vec<OsString> {
+    args.into_iter()
+        .map(|arg| {
+            let Some(s) = arg.to_str() else { return arg };
+            let Some(rest) = s.strip_prefix('-').filter(|r| !r.starts_with('-')) else {
+                return arg;
+            };
+            let (name, value) = match rest.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (rest, None),
+            };
+            match one_dash_long(name) {
+                Some(long) => match value {
+                    Some(v) => format!("--{long}={v}").into(),
+                    None => format!("--{long}").into(),
+                },
+                None => arg,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -481,14 +451,17 @@ mod tests {
             Some(std::path::Path::new("/tmp/js"))
         );
         assert_eq!(cli.signal.as_deref(), Some("ldm=12"));
+        // The option flags, as they set the configuration.
+        let mut c = Config::default();
+        cli.apply(&mut c).unwrap();
         assert_eq!(
-            cli.ports_file_dir.as_deref(),
+            c.ports_file_dir.as_deref(),
             Some(std::path::Path::new("/tmp"))
         );
-        assert_eq!(cli.pid.as_deref(), Some(std::path::Path::new("/tmp/p")));
-        assert!(cli.debug && cli.trace);
-        assert_eq!(cli.port, Some(-1));
-        assert_eq!(cli.logtime, Some(false));
+        assert_eq!(c.pid_file.as_deref(), Some(std::path::Path::new("/tmp/p")));
+        assert!(c.debug && c.trace);
+        assert_eq!(c.port, -1);
+        assert!(!c.logtime);
         assert_eq!(cli.warnings().len(), 1);
     }
 

@@ -2,20 +2,32 @@
 //! nats-server's own format), and the command line, in that order of precedence (the command
 //! line wins).
 //!
-//! Both file formats are read into the same schema (`file::FileConfig`) and validated by the
-//! same code (`file::apply`): `Config.toml` with the `toml` crate, nats-server's format with
-//! [`natsconf`] (the syntax) and `natsfile` (which of nats-server's keys beaver takes,
-//! ignores with a warning, or rejects).
+//! Every top-level option is described once, in the option table (`options`): its names
+//! and nats-server's aliases, type, default, checks, reload rule, flags and doc line. The
+//! file readers, [`Config::default`], the command line ([`Cli`], `--help`), the reload rules
+//! ([`reload_rules`]) and the README's table are driven from it.
+//!
+//! Both file formats are read into the same schema (`file::FileConfig`, read by the table)
+//! and validated by the same code (`file::apply`): `Config.toml` with the `toml` crate,
+//! nats-server's format with [`natsconf`] (the syntax) and `natsfile` (which of nats-server's
+//! keys beaver takes, ignores with a warning, or rejects).
 //!
 //! Key and flag names are nats-server's. Defaults are nats-server's too, and built in: beaver
 //! needs no file to start. The repository's `Config.toml` lists every key with its default
-//! (a unit test keeps the two in step).
+//! (unit tests keep the two in step, and the README's table with the option table).
+//!
+//! This module depends on nothing of the server above it: the engine reads [`Config`]; only
+//! the leaf `subjects` is used here (to check permission subjects).
 
 mod auth;
 mod cli;
+#[cfg(test)]
+mod docs;
 mod file;
 pub mod natsconf;
 mod natsfile;
+mod options;
+pub mod reload_rules;
 pub mod units;
 
 pub use auth::{
@@ -26,6 +38,22 @@ pub use cli::Cli;
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// The name of the global account (nats-server's `globalAccountName`): where clients go
+/// when they authenticate without an account. Reserved: no configured account may take it.
+pub const GLOBAL_ACCOUNT: &str = "$G";
+
+/// nats-server's default client port (`DEFAULT_PORT`); `port = 0` means it too.
+pub const DEFAULT_PORT: i32 = 4222;
+
+/// nats-server's default `max_connections` (`DEFAULT_MAX_CONNECTIONS`, 64K); 0 means it too.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64 * 1024;
+
+/// nats-server's default `ping_max` (`DEFAULT_PING_MAX_OUT`); 0 means it too.
+pub const DEFAULT_PING_MAX: u32 = 2;
+
+/// nats-server's default `write_deadline` (`DEFAULT_FLUSH_DEADLINE`); 0 means it too.
+pub const DEFAULT_WRITE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Longest duration accepted for `ping_interval` and `write_deadline` (timers must stay
 /// representable when added to the clock).
@@ -48,77 +76,79 @@ pub const MIN_LAME_DUCK_DURATION: Duration = Duration::from_secs(30);
 pub const MAX_PAYLOAD_LIMIT: usize = 64 * 1024 * 1024;
 
 /// The server's settings, resolved from defaults, file and command line.
+///
+/// Each field is the option of the same name (nats-server's key, in backticks where it
+/// differs); its aliases, flags, default, checks and reload rule are in the option table,
+/// `src/config/options/table.rs` ([`Config::default`] is its defaults). What is said here is
+/// what the value means to the server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// Address to listen on for clients (`host`, `-a/--addr`). Default `0.0.0.0`.
+    /// Address to listen on for clients.
     pub host: String,
-    /// Client port (`port`, `-p`). Default 4222; 0 also means 4222 and -1 a random port, as
-    /// in nats-server.
+    /// Client port; 0 also means 4222 ([`DEFAULT_PORT`]) and -1 a random port, as in
+    /// nats-server (see [`Config::bind_port`]).
     pub port: i32,
-    /// Server name (`server_name`, `-n`); defaults to the server id.
+    /// Server name; `None`: the server id.
     pub server_name: Option<String>,
-    /// Monitoring port (`http_port`, `-m`): 0 disables monitoring (the default), -1 picks a
-    /// random free port, as in nats-server.
+    /// Monitoring port: 0 disables monitoring, -1 picks a random free port, as in
+    /// nats-server.
     pub http_port: i32,
-    /// Monitoring host (`http_host`; no flag, as in nats-server); defaults to `host`.
+    /// Monitoring host; `None`: `host`.
     pub http_host: Option<String>,
-    /// Closed connections kept for `/connz?state=closed` (`max_closed_clients`); 0 means the
-    /// default 10,000, as in nats-server.
+    /// Closed connections kept for `/connz?state=closed`; 0 means
+    /// [`DEFAULT_MAX_CLOSED_CLIENTS`], as in nats-server.
     pub max_closed_clients: usize,
-    /// Largest message, headers included, in bytes (`max_payload`). Default 1 MiB.
+    /// Largest message, headers included, in bytes.
     pub max_payload: usize,
-    /// Longest control line arguments, in bytes (`max_control_line`). Default 4096.
+    /// Longest control line arguments, in bytes.
     pub max_control_line: usize,
-    /// Most client connections (`max_connections`); 0 means the default 65536, negative
-    /// means unlimited, as in nats-server.
+    /// Most client connections; 0 means [`DEFAULT_MAX_CONNECTIONS`], negative means
+    /// unlimited, as in nats-server (see [`Config::connection_limit`]).
     pub max_connections: i64,
-    /// Most bytes queued for one client before it is a slow consumer (`max_pending`).
-    /// Default 64 MiB.
+    /// Most bytes queued for one client before it is a slow consumer.
     pub max_pending: usize,
-    /// Most subscriptions per connection (`max_subscriptions`); 0 is unlimited (default).
+    /// Most subscriptions per connection; 0 is unlimited.
     pub max_subscriptions: usize,
-    /// How often the server PINGs an idle client (`ping_interval`). Default 2 minutes.
+    /// How often the server PINGs an idle client.
     pub ping_interval: Duration,
-    /// Unanswered PINGs before a client is stale (`ping_max`); 0 means the default 2.
+    /// Unanswered PINGs before a client is stale; 0 means [`DEFAULT_PING_MAX`].
     pub ping_max: u32,
-    /// A write that makes no progress for this long closes the client as a slow consumer
-    /// (`write_deadline`); 0 means the default 10 s.
+    /// A write that makes no progress for this long closes the client as a slow consumer;
+    /// 0 means [`DEFAULT_WRITE_DEADLINE`].
     pub write_deadline: Duration,
-    /// Writer threads (`writers`, `--writers`); 0 means one per CPU (default).
+    /// Writer threads; 0 means one per CPU (see [`Config::writer_threads`]).
     pub writers: usize,
-    /// Debug logging (`debug`, `-D`).
+    /// Debug logging: connections and close reasons.
     pub debug: bool,
-    /// Protocol tracing (`trace`, `-V`).
+    /// Protocol tracing: every operation in and out.
     pub trace: bool,
-    /// Timestamps in log lines (`logtime`, `-T`). Default true.
+    /// Timestamps in log lines.
     pub logtime: bool,
-    /// Log to this file instead of stderr (`logfile`, `-l`).
+    /// Log to this file instead of stderr (`logfile`).
     pub logfile: Option<PathBuf>,
-    /// Client authentication and permissions (`[authorization]`, `--user`/`--pass`/`--auth`);
-    /// `None`: no authentication (the default).
+    /// Client authentication and permissions (`authorization`); `None`: no authentication.
     pub authorization: Option<Authorization>,
     /// A client that sends no credentials logs in as this user of `authorization.users` or
-    /// of an account's `users` (`no_auth_user`, top level as in nats-server).
+    /// of an account's `users`.
     pub no_auth_user: Option<String>,
-    /// Accounts (`accounts`, `[accounts.NAME]`), in the order of the file; empty: every
-    /// client is in the global account `$G` (the default).
+    /// Accounts, in the order of the file; empty: every client is in the global account
+    /// [`GLOBAL_ACCOUNT`].
     pub accounts: Vec<AccountConfig>,
-    /// TLS for client connections (`[tls]`, `--tls*`); `None`: plain TCP (the default).
+    /// TLS for client connections; `None`: plain TCP.
     pub tls: Option<Tls>,
-    /// Write the process id to this file at start (`pid_file`, `-P`); like nats-server,
-    /// the file is left in place at exit.
+    /// Write the process id to this file at start; like nats-server, the file is left in
+    /// place at exit.
     pub pid_file: Option<PathBuf>,
     /// Write `<exe>_<pid>.ports` (the client and monitoring URLs, as JSON) into this
-    /// directory once listening (`ports_file_dir`, `--ports_file_dir`); removed at exit.
+    /// directory once listening; removed at exit.
     pub ports_file_dir: Option<PathBuf>,
-    /// Lame-duck mode (SIGUSR2) closes the clients over this long (`lame_duck_duration`).
-    /// Default 2 minutes; at least 30 s in a file.
+    /// Lame-duck mode (SIGUSR2) closes the clients over this long (at least 30 s in a
+    /// file).
     pub lame_duck_duration: Duration,
-    /// Lame-duck mode waits this long before it closes the first client
-    /// (`lame_duck_grace_period`). Default 10 s; less than `lame_duck_duration`.
+    /// Lame-duck mode waits this long before it closes the first client (less than
+    /// `lame_duck_duration`).
     pub lame_duck_grace_period: Duration,
-    /// Clustering (`cluster { ... }`, `[cluster]`, `--cluster`, `--routes`, ...); `None`:
-    /// no route listener, no routes (the default).
+    /// Clustering; `None`: no route listener, no routes.
     pub cluster: Option<Cluster>,
 }
 
@@ -165,26 +195,28 @@ pub struct ClusterAuth {
 }
 
 impl Default for Config {
+    /// nats-server's defaults, as the option table gives them.
     fn default() -> Self {
-        Config {
-            host: "0.0.0.0".into(),
-            port: 4222,
+        // Every field empty; the table's defaults are applied next.
+        let mut config = Config {
+            host: String::new(),
+            port: 0,
             server_name: None,
             http_port: 0,
             http_host: None,
-            max_closed_clients: DEFAULT_MAX_CLOSED_CLIENTS,
-            max_payload: 1024 * 1024,
-            max_control_line: 4096,
-            max_connections: 64 * 1024,
-            max_pending: 64 * 1024 * 1024,
+            max_closed_clients: 0,
+            max_payload: 0,
+            max_control_line: 0,
+            max_connections: 0,
+            max_pending: 0,
             max_subscriptions: 0,
-            ping_interval: Duration::from_secs(120),
-            ping_max: 2,
-            write_deadline: Duration::from_secs(10),
+            ping_interval: Duration::ZERO,
+            ping_max: 0,
+            write_deadline: Duration::ZERO,
             writers: 0,
             debug: false,
             trace: false,
-            logtime: true,
+            logtime: false,
             logfile: None,
             authorization: None,
             no_auth_user: None,
@@ -192,9 +224,22 @@ impl Default for Config {
             tls: None,
             pid_file: None,
             ports_file_dir: None,
-            lame_duck_duration: DEFAULT_LAME_DUCK_DURATION,
-            lame_duck_grace_period: DEFAULT_LAME_DUCK_GRACE_PERIOD,
+            lame_duck_duration: Duration::ZERO,
+            lame_duck_grace_period: Duration::ZERO,
             cluster: None,
+        };
+        options::apply_defaults(&mut config);
+        config
+    }
+}
+
+impl Cluster {
+    /// A `cluster` block with nothing set yet: routes listen on every interface
+    /// (`0.0.0.0`), as in nats-server.
+    pub(crate) fn unset() -> Cluster {
+        Cluster {
+            host: "0.0.0.0".into(),
+            ..Default::default()
         }
     }
 }
@@ -334,7 +379,7 @@ impl Config {
     pub fn bind_port(&self) -> u16 {
         match self.port {
             -1 => 0,
-            0 => 4222,
+            0 => DEFAULT_PORT as u16,
             p => p as u16,
         }
     }
@@ -342,7 +387,7 @@ impl Config {
     /// `max_connections` with nats-server's conventions applied: `None` is unlimited.
     pub fn connection_limit(&self) -> Option<usize> {
         match self.max_connections {
-            0 => Some(64 * 1024),
+            0 => Some(DEFAULT_MAX_CONNECTIONS),
             n if n < 0 => None,
             n => Some(n as usize),
         }
@@ -370,7 +415,7 @@ impl Config {
     /// `ping_max` with 0 meaning the default.
     pub fn effective_ping_max(&self) -> u32 {
         if self.ping_max == 0 {
-            2
+            DEFAULT_PING_MAX
         } else {
             self.ping_max
         }
@@ -379,7 +424,7 @@ impl Config {
     /// `write_deadline` with 0 meaning the default.
     pub fn effective_write_deadline(&self) -> Duration {
         if self.write_deadline.is_zero() {
-            Duration::from_secs(10)
+            DEFAULT_WRITE_DEADLINE
         } else {
             self.write_deadline
         }
@@ -410,54 +455,6 @@ mod tests {
         // A TOML mistake is not taken for nats-server syntax.
         let e = Config::from_toml("port = \n").unwrap_err();
         assert!(!e.message.contains("nats-server syntax"), "{e}");
-    }
-
-    #[test]
-    fn repository_config_toml_lists_the_defaults() {
-        let text = include_str!("../../Config.toml");
-        assert_eq!(Config::from_toml(text).unwrap(), Config::default());
-        // Every key the file format accepts is present in the file.
-        for key in [
-            "host",
-            "port",
-            "server_name",
-            "http_port",
-            "http_host",
-            "max_closed_clients",
-            "max_payload",
-            "max_control_line",
-            "max_connections",
-            "max_pending",
-            "max_subscriptions",
-            "ping_interval",
-            "ping_max",
-            "write_deadline",
-            "writers",
-            "debug",
-            "trace",
-            "logtime",
-            "logfile",
-            "no_auth_user",
-            "user",
-            "password",
-            "token",
-            "timeout",
-            "users",
-            "cert_file",
-            "key_file",
-            "ca_file",
-            "verify",
-            "pid_file",
-            "ports_file_dir",
-            "lame_duck_duration",
-            "lame_duck_grace_period",
-        ] {
-            assert!(
-                text.lines()
-                    .any(|l| l.trim_start_matches("# ").starts_with(&format!("{key} ="))),
-                "Config.toml documents {key}"
-            );
-        }
     }
 
     #[test]

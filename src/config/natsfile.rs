@@ -1,61 +1,22 @@
 //! nats-server's configuration format mapped onto beaver's configuration: which top-level
 //! keys beaver takes, which it accepts and ignores with a warning, and which are errors.
 //!
-//! The keys beaver takes go, under their nats-server names, through the same
-//! `file::FileConfig` and `file::apply` as `Config.toml`. Keys are matched
-//! case-insensitively, as nats-server does (here at top level; inside blocks by the
-//! deserializer, which also skips unknown keys used as variables). A key that nats-server does not know either is
-//! an error naming it, its file, line and column (`nats.conf:2:1: unknown field "foo"`,
-//! nats-server's words), unless a `$reference` used it as a variable, which nats-server also
-//! allows.
+//! The keys beaver takes are the option table's (`options`: names and nats-server's
+//! aliases); they go, under their names, through the same `file::FileConfig` and
+//! `file::apply` as `Config.toml`. Keys are matched case-insensitively, as nats-server does
+//! (here at top level; inside blocks by the deserializer, which also skips unknown keys used
+//! as variables). A key that nats-server does not know either is an error naming it, its
+//! file, line and column (`nats.conf:2:1: unknown field "foo"`, nats-server's words), unless
+//! a `$reference` used it as a variable, which nats-server also allows.
 
 use super::file::{self, FileConfig};
 use super::natsconf::{Deserializer, Document, Entry, Value};
+use super::options::{self, Opt};
 use super::{Config, ConfigError};
 
-/// The keys beaver implements (with nats-server's aliases): `file::FileConfig`'s fields.
-pub(super) const BEAVER_KEYS: &[&str] = &[
-    "listen",
-    "host",
-    "net",
-    "port",
-    "server_name",
-    "http",
-    "http_port",
-    "monitor_port",
-    "http_host",
-    "max_closed_clients",
-    "max_payload",
-    "max_control_line",
-    "max_connections",
-    "max_conn",
-    "max_pending",
-    "max_subscriptions",
-    "max_subs",
-    "ping_interval",
-    "ping_max",
-    "write_deadline",
-    "writers",
-    "debug",
-    "trace",
-    "logtime",
-    "logfile",
-    "log_file",
-    "pid_file",
-    "pidfile",
-    "ports_file_dir",
-    "lame_duck_duration",
-    "lame_duck_grace_period",
-    "authorization",
-    "no_auth_user",
-    "accounts",
-    "tls",
-    "cluster",
-];
-
 /// Security keys that beaver will implement but does not yet: accepted with a warning and
-/// ignored. When one is implemented, move it to [`BEAVER_KEYS`] and add it to
-/// `file::FileConfig`. (None left: `accounts` was the last.)
+/// ignored. When one is implemented, move it to the option table (`options`). (None left:
+/// `accounts` was the last.)
 pub(super) const NOT_YET_KEYS: &[&str] = &[];
 
 /// nats-server 2.9.10's other top-level keys (`server/opts.go`, `processConfigFileLine`):
@@ -138,10 +99,10 @@ pub(super) const REFUSED_KEYS: &[(&str, &str)] = &[
 ];
 
 /// What beaver does with one top-level key of a nats-server file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(super) enum KeyKind {
-    /// Implemented: read into the configuration.
-    Beaver,
+    /// Implemented: an option of the table (the key may be an alias).
+    Beaver(&'static Opt),
     /// A security feature not implemented yet: warned about.
     NotYet,
     /// A nats-server feature beaver lacks: warned about.
@@ -154,8 +115,8 @@ pub(super) enum KeyKind {
 
 /// Classifies a top-level key (already lowercased).
 pub(super) fn classify(key: &str) -> KeyKind {
-    if BEAVER_KEYS.contains(&key) {
-        KeyKind::Beaver
+    if let Some(opt) = options::find(key) {
+        KeyKind::Beaver(opt)
     } else if NOT_YET_KEYS.contains(&key) {
         KeyKind::NotYet
     } else if IGNORED_KEYS.contains(&key) {
@@ -164,19 +125,6 @@ pub(super) fn classify(key: &str) -> KeyKind {
         KeyKind::Refused(what)
     } else {
         KeyKind::Unknown
-    }
-}
-
-/// nats-server's aliases, mapped to the name `file::FileConfig` uses.
-fn canonical(key: &str) -> &str {
-    match key {
-        "net" => "host",
-        "monitor_port" => "http_port",
-        "max_conn" => "max_connections",
-        "max_subs" => "max_subscriptions",
-        "log_file" => "logfile",
-        "pidfile" => "pid_file",
-        other => other,
     }
 }
 
@@ -193,13 +141,18 @@ pub(super) fn apply_document(
         let key = e.key.to_ascii_lowercase();
         let at = doc.position(e.key_at);
         match classify(&key) {
-            KeyKind::Beaver => {
+            KeyKind::Beaver(opt) => {
                 // One name per option, and a key given twice (`HOST` and `host`, `net` and
                 // `host`) takes its last value, as nats-server's map of options does.
-                let key = canonical(&key).to_owned();
+                let key = opt.name.to_owned();
                 // nats-server still takes a number of seconds here, with this warning.
-                if matches!(key.as_str(), "ping_interval" | "write_deadline")
-                    && matches!(e.value.value, Value::Integer(_) | Value::Float(_))
+                if matches!(
+                    opt.value,
+                    options::Value::Duration {
+                        number_warning: true,
+                        ..
+                    }
+                ) && matches!(e.value.value, Value::Integer(_) | Value::Float(_))
                 {
                     warnings.push(format!(
                         "{at}: invalid use of field {key:?}: {key} should be converted to a \
@@ -263,7 +216,7 @@ mod tests {
 
     #[test]
     fn key_lists_match_the_schema() {
-        // serde lists FileConfig's fields (not aliases) in its unknown-field message.
+        // The unknown-field message lists every key `Config.toml` takes.
         let err = toml::from_str::<FileConfig>("zz_not_a_key = 1")
             .err()
             .map(|e| e.to_string());
@@ -271,13 +224,12 @@ mod tests {
         let fields: Vec<&str> = err.split('`').skip(3).step_by(2).collect();
         assert!(fields.len() > 10, "{err}");
         for f in &fields {
-            assert_eq!(
-                classify(f),
-                KeyKind::Beaver,
-                "FileConfig field {f} missing from BEAVER_KEYS"
+            assert!(
+                matches!(classify(f), KeyKind::Beaver(_)),
+                "FileConfig field {f} is not a key of nats-server's format"
             );
         }
-        for k in BEAVER_KEYS {
+        for k in options::keys() {
             let doc =
                 crate::config::natsconf::parse_str(&format!("{k}: {{}}\n"), "x.conf".as_ref())
                     .unwrap();
@@ -286,14 +238,11 @@ mod tests {
             assert!(!msg.contains("unknown field"), "{k}: {msg}");
         }
         for k in NOT_YET_KEYS.iter().chain(IGNORED_KEYS) {
-            assert_eq!(
-                classify(k),
-                if NOT_YET_KEYS.contains(k) {
-                    KeyKind::NotYet
-                } else {
-                    KeyKind::Ignored
-                }
-            );
+            if NOT_YET_KEYS.contains(k) {
+                assert!(matches!(classify(k), KeyKind::NotYet), "{k}");
+            } else {
+                assert!(matches!(classify(k), KeyKind::Ignored), "{k}");
+            }
         }
     }
 
