@@ -23,11 +23,18 @@
 //!   store only (JetStream), which beaver does not have;
 //! - benchmarks, and the internals of nats-server's background cache sweep (the bound it
 //!   keeps is checked here on beaver's shared cache).
+//!
+//! The races of SUB, UNSUB and matching from several threads are in
+//! `sublist_race_tests.rs`; the subject rules (valid subjects, literal against wildcard
+//! subjects, tokens) in `subject_tests.rs`.
 
 use super::{Sublist, SublistError, SHARED_CACHE_MAX};
 use crate::subjects::{subject_matches, MatchCache, MatchResult, Subscriber};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+#[path = "sublist_race_tests.rs"]
+mod races;
 
 /// A subscription for tests: a subject, maybe a queue group, and an id to recognise it by.
 #[derive(Debug)]
