@@ -14,6 +14,10 @@ mod sublist;
 mod subs;
 mod trie;
 
+/// The subject rules nats-server's own sublist tests check.
+#[cfg(test)]
+mod subject_tests;
+
 pub use cache::{MatchCache, DEFAULT_CAPACITY as MATCH_CACHE_CAPACITY};
 pub use sublist::{Sublist, SublistError, SublistStats};
 pub use subs::{MatchResult, QueueGroup, Subscriber};

@@ -367,46 +367,16 @@ impl<S: Subscriber> Sublist<S> {
     }
 }
 
+/// The behaviours nats-server's own sublist tests check, and the test subscription type.
+#[cfg(test)]
+#[path = "sublist_tests.rs"]
+mod reference_tests;
+
 #[cfg(test)]
 mod tests {
+    use super::reference_tests::{plain_ids, qsub, sub, TestSub};
     use super::*;
     use std::collections::BTreeSet;
-
-    #[derive(Debug)]
-    struct TestSub {
-        subject: Vec<u8>,
-        queue: Option<Vec<u8>>,
-        id: u32,
-    }
-
-    impl Subscriber for TestSub {
-        fn subject(&self) -> &[u8] {
-            &self.subject
-        }
-        fn queue(&self) -> Option<&[u8]> {
-            self.queue.as_deref()
-        }
-    }
-
-    fn sub(subject: &str, id: u32) -> Arc<TestSub> {
-        Arc::new(TestSub {
-            subject: subject.into(),
-            queue: None,
-            id,
-        })
-    }
-
-    fn qsub(subject: &str, queue: &str, id: u32) -> Arc<TestSub> {
-        Arc::new(TestSub {
-            subject: subject.into(),
-            queue: Some(queue.into()),
-            id,
-        })
-    }
-
-    fn plain_ids(r: &MatchResult<TestSub>) -> BTreeSet<u32> {
-        r.plain.iter().map(|s| s.id).collect()
-    }
 
     #[test]
     fn literal_and_wildcards() {
