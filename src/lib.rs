@@ -1,27 +1,33 @@
 //! # beaver
 //!
 //! A NATS server speaking the core NATS client protocol, built as a blocking `std::net`
-//! thread-pool server. The modules follow the architecture (docs/architecture.md):
+//! thread-pool server. The modules follow the architecture (docs/architecture.md, where the
+//! module layers and "where to start reading" are); from the leaves up:
 //!
-//! - [`protocol`]: the client protocol: the zero-copy parser, `CONNECT`, `INFO`, `MSG`
-//!   framing, and nats-server's exact `-ERR` strings;
+//! - [`protocol`]: the client and route protocols: the zero-copy parser, `CONNECT`, `INFO`,
+//!   `MSG`/`RMSG` framing, and nats-server's exact `-ERR` strings;
 //! - [`subjects`]: subject rules and the subscription table (a `dashmap` of literal subjects,
 //!   a token trie for wildcards, generation-checked match caches);
-//! - [`client`]: a connection's shared state, its reader thread, and the outbox in which a
-//!   reader stages output per destination; [`close`]: why a connection ends;
-//! - [`outbound`]: the per-client lock-free outbound queue and the batches it carries;
+//! - [`outbound`]: the per-client lock-free outbound queue, its scheduled [`outbound::Token`],
+//!   the batches it carries and the writer's side of it ([`outbound::Output`]);
 //! - [`socket`]: a connection's socket as its reader and the writers share it (writers
-//!   never block on it);
+//!   never block on it), and the read buffer of client and route readers; [`close`]: why a
+//!   connection ends;
+//! - [`config`], [`logging`]: configuration files (Config.toml and nats-server's format), the
+//!   command line, and nats-server-style logs; [`account`]: accounts and their tables;
+//!   [`auth`]: authentication (`CONNECT` credentials, bcrypt), publish/subscribe
+//!   permissions, and the TLS configuration;
+//! - [`client`]: what other threads touch of a connection (`Client`, `Subscription`);
 //! - [`writer`]: the fixed pool of writer threads that drain queues into sockets;
-//! - [`server`]: shared state, the acceptor, start-up and shutdown;
+//! - [`shared`]: what every thread shares, and the registry of connections;
+//! - [`delivery`]: the path of a message from a publish to its subscribers and routes
+//!   (start reading here);
+//! - [`session`]: a client's reader thread, from `INFO` to departure;
 //! - [`route`]: clustering: the route protocol between servers (nats-server 2.9's), remote
 //!   interest, forwarding;
 //! - [`monitor`]: the HTTP monitoring endpoints (`/varz`, `/connz`, `/subsz`, ...,
 //!   `/metrics`), as nats-server serves them;
-//! - [`auth`]: authentication (`CONNECT` credentials, bcrypt), publish/subscribe
-//!   permissions, and the TLS configuration;
-//! - [`config`], [`logging`]: configuration files (Config.toml and nats-server's format), the
-//!   command line, and nats-server-style logs;
+//! - [`server`]: start-up, the acceptor, lame-duck mode and shutdown;
 //! - [`signals`], [`reload`], [`runfiles`]: what nats-server does as a process: signals,
 //!   configuration reload, the pid and ports files;
 //! - [`listen`]: listening sockets (dual-stack as Go's) and the addresses they are
