@@ -21,7 +21,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long [`AcceptLoop::stop`] waits for the thread before leaving it behind.
-const STOP_WAIT: Duration = Duration::from_secs(2);
+pub const STOP_WAIT: Duration = Duration::from_secs(2);
 
 /// A thread that blocks in `accept()` on a listening socket, and what stops it.
 ///

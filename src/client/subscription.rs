@@ -105,7 +105,7 @@ impl Subscription {
         }
     }
 
-    /// Counts one delivery and checks the auto-unsubscribe limit (see [`DeliveryLimit`]).
+    /// Counts one delivery and checks the auto-unsubscribe limit (see `DeliveryLimit`).
     #[inline]
     pub fn claim(&self) -> Claim {
         self.limit.claim()

@@ -7,13 +7,13 @@
 //! 1. matches the subject in the account's subscription table, through the reader's own
 //!    match cache ([`crate::subjects::MatchCache`], then [`crate::subjects::Sublist`]);
 //! 2. gives every plain subscription a copy, and each queue group one, to a random member
-//!    ([`Deliverer::deliver`]): it writes the `MSG`/`HMSG` control line
+//!    (`Deliverer::deliver`): it writes the `MSG`/`HMSG` control line
 //!    ([`crate::protocol::write_msg_line`]) into the subscriber's batch in the reader's
 //!    [`Outbox`], and the payload after it, copied when small, shared (a `Bytes` slice of
-//!    the read buffer) when large ([`finish_msg`]);
+//!    the read buffer) when large (`finish_msg`);
 //! 3. for a client's publish, gives each route with interest one `RMSG`
 //!    ([`crate::protocol::route::write_rmsg_line`]), naming the queue groups it picked
-//!    that route for ([`Deliverer::forward`]).
+//!    that route for (`Deliverer::forward`).
 //!
 //! Nothing is queued to a subscriber yet: once the reader has handled its whole read, it
 //! flushes the outbox ([`Outbox::flush`]), one queue push and at most one writer wake-up per
@@ -115,7 +115,7 @@ fn share(chunk: &Bytes, at: usize, len: usize) -> Bytes {
 }
 
 /// One message being routed.
-pub(crate) struct Message<'p, 'b> {
+pub struct Message<'p, 'b> {
     publish: &'p Publish<'b>,
     /// The frozen read buffer the publish was parsed from.
     chunk: &'p Bytes,
@@ -129,7 +129,7 @@ pub(crate) struct Message<'p, 'b> {
 
 impl<'p, 'b> Message<'p, 'b> {
     /// A message whose payload is at `payload_at` in the frozen read buffer `chunk`.
-    pub(crate) fn new(publish: &'p Publish<'b>, chunk: &'p Bytes, payload_at: usize) -> Self {
+    pub fn new(publish: &'p Publish<'b>, chunk: &'p Bytes, payload_at: usize) -> Self {
         Message {
             publish,
             chunk,
@@ -155,7 +155,7 @@ impl<'p, 'b> Message<'p, 'b> {
 
 /// Where a message comes from, which decides where it may go (nats-server's
 /// `processMsgResults`).
-pub(crate) enum Origin<'q> {
+pub enum Origin<'q> {
     /// A client of this server, in `account`: local subscribers, and once to each route with
     /// interest (with the queue groups this server picked that route for).
     Client {
@@ -171,7 +171,7 @@ pub(crate) enum Origin<'q> {
 }
 
 /// Who publishes, for [`deliver_message`].
-pub(crate) struct DeliveryContext<'q> {
+pub struct DeliveryContext<'q> {
     /// The publishing connection's cid (a route's rid for routed messages).
     pub publisher: u64,
     /// Whether the publisher gets its own messages.
@@ -192,7 +192,7 @@ struct RouteTarget<'r> {
 /// `outbox`: plain subscriptions each get a copy, each queue group one (a random member,
 /// local or a route), and each route with interest one `RMSG` (client publishes only).
 /// Returns whether anyone got it (a route counts: it has a subscriber).
-pub(crate) fn deliver_message(
+pub fn deliver_message(
     shared: &Shared,
     sublist: &crate::subjects::Sublist<Subscription>,
     cache: &mut MatchCache<Subscription>,

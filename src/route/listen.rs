@@ -2,7 +2,7 @@
 //! route (`beaver-route-dial`: dials, runs the connection, and redials when it ends, forever
 //! while configured), and one dialer per gossiped server (implicit routes: `connect_retries`
 //! more attempts, no redial), as nats-server's `startRouteAcceptLoop`, `connectToRoute` and
-//! `reConnectToRoute`. Each thread runs its connection's reader itself ([`super::conn::run`]).
+//! `reConnectToRoute`. Each thread runs its connection's reader itself (`conn::run`).
 
 use super::conn::{self, Dialed};
 use super::{Node, Routes};

@@ -187,6 +187,24 @@ impl Parser<'_> {
                 }
                 self.datetime(start)
             }
+            Some(c)
+                if c != '.'
+                    && !is_suffix(c)
+                    && !(is_nl(c) || is_blank(c) || matches!(c, '}' | ';' | ',')) =>
+            {
+                // nats-server's lexer takes this character into the string before it looks
+                // for the string's end, even `]` or `'`: `[1, 2]` leaves the array open.
+                self.advance();
+                Ok(self.unquoted(start, at)?.value)
+            }
+            _ => self.number_end(start, at),
+        }
+    }
+
+    /// After a number's digits (from `start`): a float (`.`), a size with its suffix, or
+    /// the integer.
+    fn number_end(&mut self, start: usize, at: Loc) -> R<Value> {
+        match self.peek() {
             Some('.') => {
                 self.advance();
                 self.float(start)
@@ -194,12 +212,6 @@ impl Parser<'_> {
             Some(c) if is_suffix(c) => {
                 self.advance();
                 self.suffixed(start, at)
-            }
-            Some(c) if !(is_nl(c) || is_blank(c) || matches!(c, '}' | ';' | ',')) => {
-                // nats-server's lexer takes this character into the string before it looks
-                // for the string's end, even `]` or `'`: `[1, 2]` leaves the array open.
-                self.advance();
-                Ok(self.unquoted(start, at)?.value)
             }
             _ => self.integer(start),
         }
@@ -216,17 +228,7 @@ impl Parser<'_> {
         while self.peek().is_some_and(|c| c.is_ascii_digit()) {
             self.advance();
         }
-        match self.peek() {
-            Some('.') => {
-                self.advance();
-                self.float(start)
-            }
-            Some(c) if is_suffix(c) => {
-                self.advance();
-                self.suffixed(start, at)
-            }
-            _ => self.integer(start),
-        }
+        self.number_end(start, at)
     }
 
     /// After digits and a size-suffix letter: more `b`/`i` letters, then the number must end;
