@@ -946,20 +946,7 @@ fn routed_traffic_is_in_varz_at_once() {
     sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB x 1\r\n");
     let mut publisher = a.raw();
     publisher.exchange(b"CONNECT {\"verbose\":false}\r\n");
-    // Until the interest has crossed: a probe published on A reaches B's subscriber.
-    let deadline = Instant::now() + LIMIT;
-    while !sub
-        .exchange(b"")
-        .iter()
-        .any(|f| matches!(f, common::Frame::Msg(..)))
-    {
-        assert!(
-            Instant::now() < deadline,
-            "interest never crossed the route"
-        );
-        publisher.exchange(b"PUB x 5\r\nprobe\r\n");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until_interest_crosses(&mut sub, &mut publisher, "x");
     for _ in 0..10 {
         publisher.send(b"PUB x 5\r\nhello\r\n");
     }
@@ -972,6 +959,25 @@ fn routed_traffic_is_in_varz_at_once() {
     common::poll_json(a_mon, "/varz", "routed messages counted out", |v| {
         v["out_msgs"].as_u64() == Some(routed)
     });
+}
+
+/// Waits until `sub`'s interest in `subject` has crossed the route: a probe published by
+/// `publisher` (on the other node) reaches `sub`. The probes `sub` got are consumed.
+fn until_interest_crosses(sub: &mut common::Raw, publisher: &mut common::Raw, subject: &str) {
+    let deadline = Instant::now() + LIMIT;
+    let probe = format!("PUB {subject} 5\r\nprobe\r\n");
+    while !sub
+        .exchange(b"")
+        .iter()
+        .any(|f| matches!(f, common::Frame::Msg(..)))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "interest never crossed the route"
+        );
+        publisher.exchange(probe.as_bytes());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Large messages cross a route intact, in order, between beaver and nats-server nodes both
@@ -999,19 +1005,7 @@ fn large_messages_cross_routes_intact() {
         sub.exchange(b"CONNECT {\"verbose\":false}\r\nSUB big 1\r\n");
         let mut publisher = a.server.raw();
         publisher.exchange(b"CONNECT {\"verbose\":false}\r\n");
-        let deadline = Instant::now() + LIMIT;
-        while !sub
-            .exchange(b"")
-            .iter()
-            .any(|f| matches!(f, common::Frame::Msg(..)))
-        {
-            assert!(
-                Instant::now() < deadline,
-                "interest never crossed the route"
-            );
-            publisher.exchange(b"PUB big 5\r\nprobe\r\n");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        until_interest_crosses(&mut sub, &mut publisher, "big");
         let sizes = [8 << 20, 3, 5 << 20, 1 << 20];
         for (i, &n) in sizes.iter().enumerate() {
             let mut m = format!("PUB big {n}\r\n").into_bytes();
