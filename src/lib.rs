@@ -57,6 +57,7 @@ pub mod session;
 pub mod shared;
 pub mod signals;
 pub mod socket;
+pub mod store;
 pub mod subjects;
 mod sync;
 pub mod writer;
