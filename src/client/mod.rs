@@ -15,10 +15,12 @@
 //! Either way the client's own reader thread wakes up from its blocking read and is the one
 //! that removes the subscriptions and unregisters the client.
 
+mod service;
 mod snapshot;
 mod subscription;
 
 pub use crate::outbound::StallPolicy;
+pub use service::{Service, ServiceMsg, ServiceReply};
 pub use snapshot::{ClientSnapshot, SubSnapshot};
 pub use subscription::{Claim, Subscription};
 
@@ -236,6 +238,9 @@ pub struct Client {
     /// This connection is a route to another server, not a client (set before it is
     /// shared; see [`Client::into_route`]).
     route: bool,
+    /// For a service of the server ([`Client::new_service`]): where its messages go instead
+    /// of a socket.
+    service: Option<Arc<dyn Service>>,
 }
 
 const OPEN: u8 = 0;
@@ -255,6 +260,22 @@ impl Client {
         tls: Option<rustls::ServerConnection>,
         account: Arc<crate::client::Account>,
     ) -> Self {
+        let socket = Some(socket);
+        Client::new_inner(cid, addr, socket, doorbell, max_pending, departed, tls, account)
+    }
+
+    // The two constructors' shared body (a socket, or none for a service).
+    #[allow(clippy::too_many_arguments)]
+    fn new_inner(
+        cid: u64,
+        addr: SocketAddr,
+        socket: Option<Arc<Socket>>,
+        doorbell: Sender<Ready>,
+        max_pending: usize,
+        departed: Arc<ClientStats>,
+        tls: Option<rustls::ServerConnection>,
+        account: Arc<crate::client::Account>,
+    ) -> Self {
         Client {
             cid,
             addr,
@@ -264,7 +285,7 @@ impl Client {
             rtt: AtomicU64::new(0),
             departed,
             settled: Mutex::new(None),
-            socket: RwLock::new(Some(socket)),
+            socket: RwLock::new(socket),
             outbound: Outbound::new(),
             output: Mutex::new(Output::default()),
             doorbell,
@@ -281,7 +302,29 @@ impl Client {
             max_pending,
             tls: tls.map(|t| Mutex::new(Some(t))),
             route: false,
+            service: None,
         }
+    }
+
+    /// The client of an in-process service (JetStream): no socket, never registered as a
+    /// connection; deliveries to its subscriptions call `service` on the publisher's thread
+    /// (see [`Service`]). `cid` comes from the registry, like any connection's.
+    pub fn new_service(
+        cid: u64,
+        doorbell: Sender<Ready>,
+        account: Arc<crate::client::Account>,
+        service: Arc<dyn Service>,
+    ) -> Self {
+        let addr = SocketAddr::from(([0, 0, 0, 0], 0));
+        let mut client = Client::new_inner(cid, addr, None, doorbell, usize::MAX, Arc::default(), None, account);
+        client.service = Some(service);
+        client
+    }
+
+    /// The service this client stands for, if it is one.
+    #[inline]
+    pub fn service(&self) -> Option<&Arc<dyn Service>> {
+        self.service.as_ref()
     }
 
     /// Marks a new connection as a route (`crate::route`): its subscriptions are remote

@@ -4,7 +4,7 @@
 //! `--help` lines (the option's doc line and default), the one-dash spellings Go's flag
 //! package accepts, and what each sets, checked like the same key in a file (`-p 70000` is
 //! out of range as `port: 70000` is). The flags that say what the process does (`-c`, `-t`,
-//! `--signal`, `-v`, `--store_dir`) are described here, in [`CONTROL`].
+//! `--signal`, `-v`) are described here, in [`CONTROL`].
 
 use super::options::{in_range, Arg, BlockSet, Flag, Opt, Sets, Value, Width, OPTIONS};
 use super::{Config, ConfigError};
@@ -23,8 +23,6 @@ pub struct Cli {
     pub test_config: bool,
     /// `-v/--version`: print the version and exit.
     pub version: bool,
-    /// `--store_dir DIR` (`-sd`): JetStream's directory, accepted and ignored (with a warning).
-    pub store_dir: Option<PathBuf>,
     /// Everything parsed: [`Cli::apply`] reads the flags of the options from it.
     matches: ArgMatches,
 }
@@ -69,14 +67,6 @@ pub(super) const CONTROL: &[Control] = &[
                reload; `=PID` or `=PIDFILE` names the process (also -sl)",
     },
     Control {
-        id: "store_dir",
-        short: None,
-        long: Some("store_dir"),
-        arg: Arg::Path("DIR"),
-        help: "JetStream storage directory (accepted and ignored: beaver has no JetStream; also \
-               -sd)",
-    },
-    Control {
         id: "version",
         short: Some('v'),
         long: Some("version"),
@@ -86,7 +76,7 @@ pub(super) const CONTROL: &[Control] = &[
 ];
 
 /// nats-server's two-letter flags (`-sd`, `-sl`), which clap cannot declare as short ones.
-const TWO_LETTER: &[(&str, &str)] = &[("sd", "store_dir"), ("sl", "signal")];
+const TWO_LETTER: &[(&str, &str)] = &[("sd", "store_dir"), ("sl", "signal"), ("js", "jetstream")];
 
 /// A clap argument reading `arg`.
 fn clap_arg(
@@ -207,21 +197,13 @@ impl Cli {
                 .cloned(),
             test_config: switch("test_config"),
             version: switch("version"),
-            store_dir: path("store_dir"),
             matches,
         }
     }
 
     /// Warnings about flags that are accepted and ignored, for the log.
     pub fn warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
-        if let Some(d) = &self.store_dir {
-            w.push(format!(
-                "--store_dir {}: beaver has no JetStream; ignored",
-                d.display()
-            ));
-        }
-        w
+        Vec::new()
     }
 
     /// Applies the flags that were given on top of `config`, in the option table's order.
@@ -446,10 +428,6 @@ mod tests {
         .map(Into::into)
         .collect();
         let cli = Cli::try_parse_from(normalize_args(args)).unwrap();
-        assert_eq!(
-            cli.store_dir.as_deref(),
-            Some(std::path::Path::new("/tmp/js"))
-        );
         assert_eq!(cli.signal.as_deref(), Some("ldm=12"));
         // The option flags, as they set the configuration.
         let mut c = Config::default();
@@ -459,10 +437,11 @@ mod tests {
             Some(std::path::Path::new("/tmp"))
         );
         assert_eq!(c.pid_file.as_deref(), Some(std::path::Path::new("/tmp/p")));
+        assert_eq!(c.store_dir.as_deref(), Some(std::path::Path::new("/tmp/js")));
         assert!(c.debug && c.trace);
         assert_eq!(c.port, -1);
         assert!(!c.logtime);
-        assert_eq!(cli.warnings().len(), 1);
+        assert!(cli.warnings().is_empty());
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! table) and in the blocks (from their readers), with the defaults.
 
 use super::cli::{option_help, CONTROL};
-use super::file::{authorization::FileAuthorization, cluster::FileCluster, tls::FileTls};
+use super::file::{
+    authorization::FileAuthorization, cluster::FileCluster, jetstream::FileJetStreamBlock,
+    tls::FileTls,
+};
 use super::options::{Arg, Flag, Opt, Sets, Value, OPTIONS};
 use super::Config;
 use serde::de::{self, DeserializeOwned, IntoDeserializer, MapAccess, Visitor};
@@ -238,6 +241,7 @@ fn repository_config_toml_lists_the_defaults() {
         ("authorization", block_fields::<FileAuthorization>()),
         ("tls", block_fields::<FileTls>()),
         ("cluster", block_fields::<FileCluster>()),
+        ("jetstream", block_fields::<FileJetStreamBlock>()),
     ] {
         assert!(fields.len() > 3, "{block}: {fields:?}");
         for f in fields {

@@ -150,6 +150,62 @@ pub struct Config {
     pub lame_duck_grace_period: Duration,
     /// Clustering; `None`: no route listener, no routes.
     pub cluster: Option<Cluster>,
+    /// JetStream's storage directory (`store_dir`, `-sd`); also settable inside the
+    /// `jetstream` block, which wins. Alone it does not turn JetStream on.
+    pub store_dir: Option<PathBuf>,
+    /// JetStream (`jetstream`, `-js`); `None`: off, and `$JS.API` requests get no
+    /// responders.
+    pub jetstream: Option<JetStream>,
+}
+
+/// The `jetstream` block (nats-server's `JetStreamConfig` options: `store_dir`,
+/// `max_memory_store`, `max_file_store`, `sync_interval`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JetStream {
+    /// Where file-backed streams live (`<store_dir>/jetstream/<account>/streams/<stream>`);
+    /// `None`: the top-level `store_dir`, else `<temp dir>/nats` as nats-server.
+    pub store_dir: Option<PathBuf>,
+    /// Bytes all memory streams may hold; `None`: 75% of the machine's memory, as
+    /// nats-server computes its default.
+    pub max_memory_store: Option<u64>,
+    /// Bytes all file streams may hold; `None`: 1 TB (nats-server's default when it cannot
+    /// measure the disk).
+    pub max_file_store: Option<u64>,
+    /// `sync_interval`: how often file stores are synced to disk (default 2 minutes);
+    /// `always` syncs every write.
+    pub sync: JetStreamSync,
+}
+
+/// When file stores are made durable (`jetstream { sync_interval }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JetStreamSync {
+    /// `sync_interval: always`: after every write.
+    Always,
+    /// Every this long (nats-server's default: 2 minutes).
+    Interval(Duration),
+}
+
+impl Default for JetStreamSync {
+    fn default() -> Self {
+        JetStreamSync::Interval(DEFAULT_SYNC_INTERVAL)
+    }
+}
+
+/// nats-server's default `sync_interval`.
+pub const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(120);
+
+impl Config {
+    /// JetStream's storage directory: the `jetstream` block's, else `store_dir`, else
+    /// `<temp dir>/nats` (nats-server's default); `None` when JetStream is off.
+    pub fn jetstream_store_dir(&self) -> Option<PathBuf> {
+        let js = self.jetstream.as_ref()?;
+        Some(
+            js.store_dir
+                .clone()
+                .or_else(|| self.store_dir.clone())
+                .unwrap_or_else(|| std::env::temp_dir().join("nats")),
+        )
+    }
 }
 
 /// nats-server's default `connect_retries` for implicit routes: one attempt.
@@ -227,6 +283,8 @@ impl Default for Config {
             lame_duck_duration: Duration::ZERO,
             lame_duck_grace_period: Duration::ZERO,
             cluster: None,
+            store_dir: None,
+            jetstream: None,
         };
         options::apply_defaults(&mut config);
         config

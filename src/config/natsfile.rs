@@ -34,9 +34,6 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "gateway",
     "leaf",
     "leafnodes",
-    "store_dir",
-    "storedir",
-    "jetstream",
     "logfile_size_limit",
     "log_size_limit",
     "syslog",
@@ -263,6 +260,7 @@ mod tests {
             "log_file: /tmp/b.log\npidfile: /tmp/b.pid\nports_file_dir: /tmp\n",
             "lame_duck_duration: \"30s\"\nlame_duck_grace_period: \"1s\"\n",
             "jetstream { store_dir: /tmp/js }\n",
+            "gateway { port: 1 }\n",
             "authorization { token: s3cr3t }\n",
         ))
         .unwrap();
@@ -274,13 +272,18 @@ mod tests {
             "write_deadline = \"2s\"\ndebug = true\ntrace = false\nlogtime = false\n",
             "logfile = \"/tmp/b.log\"\npid_file = \"/tmp/b.pid\"\nports_file_dir = \"/tmp\"\n",
             "lame_duck_duration = \"30s\"\nlame_duck_grace_period = \"1s\"\n",
+            "[jetstream]\nstore_dir = \"/tmp/js\"\n",
             "[authorization]\ntoken = \"s3cr3t\"\n",
         ))
         .unwrap();
         assert_eq!(conf, toml);
         assert_eq!(conf.lame_duck_grace_period, Duration::from_secs(1));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains("\"jetstream\"") && warnings[0].contains("nats.conf:19:1"));
+        assert!(warnings[0].contains("\"gateway\"") && warnings[0].contains("nats.conf:20:1"));
+        assert_eq!(
+            conf.jetstream_store_dir().as_deref(),
+            Some(std::path::Path::new("/tmp/js"))
+        );
     }
 
     #[test]

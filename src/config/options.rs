@@ -130,6 +130,9 @@ pub(crate) enum Block {
     Tls,
     /// `cluster { name, listen, host, port, routes, ..., authorization }`.
     Cluster,
+    /// `jetstream { store_dir, max_memory_store, max_file_store, sync_interval }`, or
+    /// `jetstream: enabled` / `true`.
+    JetStream,
 }
 
 /// Whether a reload (SIGHUP) may change an option, as nats-server's `Server.Reload` decides.

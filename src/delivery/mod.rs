@@ -58,6 +58,7 @@ pub use outbox::Outbox;
 use crate::client::{Claim, Client, Subscription};
 use crate::outbound::SHARE_MIN;
 use crate::protocol::{self, MsgLine, Publish};
+use crate::client::ServiceMsg;
 use crate::shared::Shared;
 use crate::subjects::MatchCache;
 use bytes::Bytes;
@@ -192,7 +193,84 @@ struct RouteTarget<'r> {
 /// `outbox`: plain subscriptions each get a copy, each queue group one (a random member,
 /// local or a route), and each route with interest one `RMSG` (client publishes only).
 /// Returns whether anyone got it (a route counts: it has a subscriber).
+///
+/// Services (JetStream) among the subscribers answer on this thread; their answers are
+/// delivered here too, after `msg` (`deliver_service_replies`).
 pub fn deliver_message(
+    shared: &Shared,
+    sublist: &crate::subjects::Sublist<Subscription>,
+    cache: &mut MatchCache<Subscription>,
+    outbox: &mut Outbox,
+    msg: &mut Message<'_, '_>,
+    ctx: &DeliveryContext<'_>,
+) -> bool {
+    let delivered = deliver_one(shared, sublist, cache, outbox, msg, ctx);
+    if !outbox.service_replies.is_empty() {
+        deliver_service_replies(shared, cache, outbox);
+    }
+    delivered
+}
+
+/// Answers a service may cause in a row from one message (a reply that reaches a service
+/// that answers again, and so on): a configuration that loops (a stream republishing onto
+/// another's subjects and back) stops here instead of spinning the reader.
+const MAX_SERVICE_CHAIN: usize = 1024;
+
+/// Delivers what services answered, in order, as publishes of their accounts; answers to
+/// those answers follow, up to [`MAX_SERVICE_CHAIN`].
+fn deliver_service_replies(
+    shared: &Shared,
+    cache: &mut MatchCache<Subscription>,
+    outbox: &mut Outbox,
+) {
+    let mut budget = MAX_SERVICE_CHAIN;
+    while !outbox.service_replies.is_empty() {
+        let replies = std::mem::take(&mut outbox.service_replies);
+        for r in replies {
+            if budget == 0 {
+                log::warn!("Service messages looped: dropped the rest after {MAX_SERVICE_CHAIN}");
+                outbox.service_replies.clear();
+                return;
+            }
+            budget -= 1;
+            let payload = if r.headers.is_empty() {
+                r.data.clone()
+            } else {
+                let mut v = Vec::with_capacity(r.headers.len() + r.data.len());
+                v.extend_from_slice(&r.headers);
+                v.extend_from_slice(&r.data);
+                Bytes::from(v)
+            };
+            let mut size = itoa::Buffer::new();
+            let size_token = size.format(payload.len()).as_bytes();
+            let mut hdr = itoa::Buffer::new();
+            let hdr_token = hdr.format(r.headers.len()).as_bytes();
+            let publish = Publish {
+                args: &r.subject,
+                subject: &r.subject,
+                reply: r.reply.as_deref(),
+                headers: (!r.headers.is_empty()).then_some((r.headers.len(), hdr_token)),
+                size_token,
+                payload: &payload,
+                payload_offset: 0,
+            };
+            let mut msg = Message::new(&publish, &payload, 0);
+            let ctx = DeliveryContext {
+                // No connection has cid 0: a service's answer goes to every subscriber.
+                publisher: 0,
+                echo: true,
+                trace: false,
+                origin: Origin::Client {
+                    account: &r.account.name,
+                },
+            };
+            deliver_one(shared, &r.account.sublist, cache, outbox, &mut msg, &ctx);
+        }
+    }
+}
+
+/// [`deliver_message`] without the services' answers.
+fn deliver_one(
     shared: &Shared,
     sublist: &crate::subjects::Sublist<Subscription>,
     cache: &mut MatchCache<Subscription>,
@@ -322,6 +400,22 @@ impl Deliverer<'_> {
         }
         if sub.is_closed() || sub.client.is_closing() {
             return false;
+        }
+        if let Some(service) = sub.client.service() {
+            // JetStream and its kind: handled here, on the publisher's thread.
+            let p = msg.publish;
+            let (headers, data) = match p.headers {
+                Some((h, _)) if h <= p.payload.len() => p.payload.split_at(h),
+                _ => (&[][..], p.payload),
+            };
+            let m = ServiceMsg {
+                subject: p.subject,
+                reply: p.reply,
+                headers,
+                data,
+            };
+            service.on_message(sub, &m, &mut self.outbox.service_replies);
+            return true;
         }
         if let Some(deny) = &sub.deny {
             // A wildcard subscription covering subjects its user may not subscribe to.

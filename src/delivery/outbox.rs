@@ -35,6 +35,9 @@ pub struct Outbox {
     last: usize,
     /// Bytes copied into the staged batches (shared payloads excluded).
     staged: usize,
+    /// What services (JetStream) answered to the messages being delivered, routed by
+    /// [`crate::delivery::deliver_message`] once the message that caused them is done.
+    pub(crate) service_replies: Vec<crate::client::ServiceReply>,
 }
 
 impl Default for Outbox {
@@ -51,6 +54,7 @@ impl Outbox {
             index: FxHashMap::default(),
             last: usize::MAX,
             staged: 0,
+            service_replies: Vec::new(),
         }
     }
 

@@ -345,7 +345,6 @@ pub(super) fn apply_accounts(cx: &mut Apply, accounts: FileAccounts) -> Result<(
                 &block.imports,
                 "imports and exports are not supported yet",
             ),
-            ("jetstream", &block.jetstream, "beaver has no JetStream"),
             (
                 "mappings",
                 &block.mappings,

@@ -4,7 +4,7 @@
 use super::{Arg, Block, BlockSet, Field, Flag, Opt, Reload, Sets, Value, Width};
 use crate::config::reload_rules::Logged;
 use crate::config::{
-    parse_listen_url, Authorization, Cluster, Config, Tls, DEFAULT_LAME_DUCK_DURATION,
+    parse_listen_url, Authorization, Cluster, Config, JetStream, Tls, DEFAULT_LAME_DUCK_DURATION,
     DEFAULT_LAME_DUCK_GRACE_PERIOD, DEFAULT_MAX_CLOSED_CLIENTS, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_PING_MAX, DEFAULT_PORT, DEFAULT_WRITE_DEADLINE, MAX_PAYLOAD_LIMIT,
     MIN_LAME_DUCK_DURATION,
@@ -100,6 +100,11 @@ fn tls(c: &mut Config) -> &mut Tls {
 /// The `cluster` block, created by the first cluster flag.
 fn cluster(c: &mut Config) -> &mut Cluster {
     c.cluster.get_or_insert_with(Cluster::unset)
+}
+
+/// The `jetstream` block, created by the first JetStream flag.
+fn jetstream(c: &mut Config) -> &mut JetStream {
+    c.jetstream.get_or_insert_with(Default::default)
 }
 
 /// No rule of its own.
@@ -633,5 +638,29 @@ pub(crate) const OPTIONS: &[Opt] = &[
             ),
         ],
         doc: "clustering: the route port and the routes to dial; see [Clustering](#clustering)",
+    },
+    Opt {
+        name: "store_dir",
+        aliases: &["storedir"],
+        value: Value::Path(|c, p| c.store_dir = Some(p)),
+        reload: restart!("StoreDir", "restart the server to change it", store_dir),
+        flags: &[flag(None, "store_dir", Arg::Path("DIR"))],
+        doc: "JetStream's storage directory (default: `<temp dir>/nats`); does not turn \
+              JetStream on (see [JetStream](#jetstream))",
+    },
+    Opt {
+        name: "jetstream",
+        aliases: &[],
+        value: Value::Block(Block::JetStream),
+        reload: restart!("JetStream", "restart the server to change it", jetstream),
+        flags: &[block_flag(
+            "jetstream",
+            "Enable JetStream (also -js)",
+            BlockSet::Switch(|c| {
+                jetstream(c);
+            }),
+        )],
+        doc: "JetStream: `enabled`, or a block with `store_dir`, `max_memory_store`, \
+              `max_file_store`, `sync_interval`; see [JetStream](#jetstream)",
     },
 ];
