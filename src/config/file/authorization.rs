@@ -75,6 +75,9 @@ struct FileAccount {
     default_permissions: Option<Spanned<FilePermissions>>,
     exports: Option<Spanned<de::IgnoredAny>>,
     imports: Option<Spanned<de::IgnoredAny>>,
+    /// An account's JetStream limits: accepted; JetStream serves every account, unlimited,
+    /// for now.
+    #[allow(dead_code)]
     jetstream: Option<Spanned<de::IgnoredAny>>,
     #[serde(alias = "maps")]
     mappings: Option<Spanned<de::IgnoredAny>>,
