@@ -1,0 +1,399 @@
+//! What both stores keep in memory about their messages, and the rules they share: sequence
+//! numbering, per-subject state, the limits (`max_msgs`, `max_bytes`, `max_age`,
+//! `max_msgs_per_subject`, discard old/new), purges, and the stream state derived from it.
+//!
+//! [`Index<T>`] holds one [`Entry<T>`] per live message, keyed by sequence; `T` is where the
+//! message itself is: the headers and body for the memory store, a place in a segment file
+//! for the file store. The index decides *what* goes (every operation that removes returns
+//! the removed entries); the store then frees or logs it. Replaying a file store's log goes
+//! through the same operations, so a restarted store reaches the same state by construction.
+//!
+//! The deleted set is not kept: the deleted sequences are exactly those between the first and
+//! the last sequence with no entry, so `num_deleted` and `deleted()` derive from the map.
+
+use super::{Limits, Purge, StoreError, StreamState};
+use crate::subjects::{has_wildcard, subject_matches};
+use bytes::Bytes;
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Whether a filter selects every subject (`>`, or empty as nats-server takes it).
+fn is_all(filter: &[u8]) -> bool {
+    filter.is_empty() || filter == b">"
+}
+
+/// One live message as the index knows it.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry<T> {
+    /// Its subject.
+    pub subject: Bytes,
+    /// When it was stored (nanoseconds since the epoch).
+    pub ts: i64,
+    /// What it counts for against `max_bytes` (the store's size function).
+    pub size: u64,
+    /// Where the message is (store-specific).
+    pub loc: T,
+}
+
+/// Entries an operation removed, ascending by sequence.
+pub(crate) type Removed<T> = Vec<(u64, Entry<T>)>;
+
+/// The in-memory index of one stream's live messages (see the module doc).
+#[derive(Debug)]
+pub(crate) struct Index<T> {
+    msgs: BTreeMap<u64, Entry<T>>,
+    /// Per subject, its live sequences ascending: count, first and last are its length, front
+    /// and back. A deque because the common removal is a subject's oldest.
+    subjects: FxHashMap<Bytes, VecDeque<u64>>,
+    bytes: u64,
+    last_seq: u64,
+    last_ts: i64,
+    /// The first sequence reported while no message is live: 0 for a stream that never had
+    /// one, last + 1 once anything was removed, purged or skipped.
+    empty_first: u64,
+    limits: Limits,
+}
+
+impl<T> Index<T> {
+    /// An empty index (a new stream: first and last sequence 0).
+    pub fn new(limits: Limits) -> Self {
+        Index {
+            msgs: BTreeMap::new(),
+            subjects: FxHashMap::default(),
+            bytes: 0,
+            last_seq: 0,
+            last_ts: 0,
+            empty_first: 0,
+            limits,
+        }
+    }
+
+    /// The sequence the next stored message gets.
+    pub fn next_seq(&self) -> u64 {
+        self.last_seq + 1
+    }
+
+    /// Whether a message of `size` to `subject` may be stored under `discard: new`.
+    ///
+    /// # Errors
+    /// [`StoreError::MaxMsgsPerSubject`], [`StoreError::MaxMsgs`] or [`StoreError::MaxBytes`]
+    /// when `discard: new` forbids it; always `Ok` under `discard: old`.
+    pub fn check(&self, subject: &[u8], size: u64) -> Result<(), StoreError> {
+        let l = &self.limits;
+        if !l.discard_new {
+            return Ok(());
+        }
+        if l.discard_new_per_subject && l.max_msgs_per_subject > 0 {
+            let n = self.subjects.get(subject).map_or(0, |s| s.len() as u64);
+            if n >= l.max_msgs_per_subject as u64 {
+                return Err(StoreError::MaxMsgsPerSubject);
+            }
+        }
+        if l.max_msgs > 0 && self.msgs.len() as u64 >= l.max_msgs as u64 {
+            return Err(StoreError::MaxMsgs);
+        }
+        if l.max_bytes > 0 && self.bytes + size > l.max_bytes as u64 {
+            return Err(StoreError::MaxBytes);
+        }
+        Ok(())
+    }
+
+    /// Adds a message with sequence `seq` (past the last one: stores give [`Self::next_seq`],
+    /// a replayed log its recorded sequence). Limits are not applied: see [`Self::enforce`].
+    pub fn insert(&mut self, seq: u64, entry: Entry<T>) {
+        debug_assert!(seq > self.last_seq || self.msgs.is_empty());
+        if seq > self.last_seq {
+            self.last_seq = seq;
+            self.last_ts = entry.ts;
+        }
+        self.bytes += entry.size;
+        self.subjects
+            .entry(entry.subject.clone())
+            .or_default()
+            .push_back(seq);
+        self.msgs.insert(seq, entry);
+    }
+
+    /// Marks everything up to `seq` as used (a mirror's skip). Returns false, changing
+    /// nothing, when `seq` is not past the last sequence.
+    pub fn skip_to(&mut self, seq: u64) -> bool {
+        if seq <= self.last_seq {
+            return false;
+        }
+        self.last_seq = seq;
+        if self.msgs.is_empty() {
+            self.empty_first = seq + 1;
+        }
+        true
+    }
+
+    /// Takes one message out, keeping bytes, per-subject state and the first sequence right.
+    fn take(&mut self, seq: u64) -> Option<Entry<T>> {
+        let entry = self.msgs.remove(&seq)?;
+        self.bytes -= entry.size;
+        if let Some(seqs) = self.subjects.get_mut(&entry.subject) {
+            if seqs.front() == Some(&seq) {
+                seqs.pop_front();
+            } else if let Ok(i) = seqs.binary_search(&seq) {
+                seqs.remove(i);
+            }
+            if seqs.is_empty() {
+                self.subjects.remove(&entry.subject);
+            }
+        }
+        if self.msgs.is_empty() {
+            self.empty_first = self.last_seq + 1;
+        }
+        Some(entry)
+    }
+
+    /// Removes one message; `None` if it is not live.
+    pub fn remove(&mut self, seq: u64) -> Option<Entry<T>> {
+        self.take(seq)
+    }
+
+    /// Takes out the oldest live message.
+    fn take_first(&mut self, out: &mut Removed<T>) -> bool {
+        match self.msgs.keys().next().copied() {
+            Some(seq) => {
+                if let Some(e) = self.take(seq) {
+                    out.push((seq, e));
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes what the limits no longer allow, oldest first: the per-subject limit (for
+    /// `subject`, or every subject when `None`), then `max_msgs`, then `max_bytes` (the order
+    /// of nats-server's stores). Runs after every store and on new limits.
+    pub fn enforce(&mut self, subject: Option<&[u8]>) -> Removed<T> {
+        let mut out = Vec::new();
+        let per = self.limits.max_msgs_per_subject;
+        if per > 0 {
+            let over: Vec<u64> = match subject {
+                Some(s) => self.subjects.get(s).map_or_else(Vec::new, |seqs| {
+                    let n = seqs.len().saturating_sub(per as usize);
+                    seqs.iter().take(n).copied().collect()
+                }),
+                None => {
+                    let mut v: Vec<u64> = self
+                        .subjects
+                        .values()
+                        .flat_map(|seqs| {
+                            let n = seqs.len().saturating_sub(per as usize);
+                            seqs.iter().take(n).copied()
+                        })
+                        .collect();
+                    v.sort_unstable();
+                    v
+                }
+            };
+            for seq in over {
+                if let Some(e) = self.take(seq) {
+                    out.push((seq, e));
+                }
+            }
+        }
+        if self.limits.max_msgs > 0 {
+            while self.msgs.len() as u64 > self.limits.max_msgs as u64 {
+                self.take_first(&mut out);
+            }
+        }
+        if self.limits.max_bytes > 0 {
+            while self.bytes > self.limits.max_bytes as u64 && self.take_first(&mut out) {}
+        }
+        if subject.is_none() {
+            out.sort_unstable_by_key(|(seq, _)| *seq);
+        }
+        out
+    }
+
+    /// New limits, applied at once (`max_age` is applied by the next [`Self::expire`]).
+    pub fn set_limits(&mut self, limits: Limits) -> Removed<T> {
+        self.limits = limits;
+        self.enforce(None)
+    }
+
+    /// Removes the messages older than `max_age` at `now`: nats-server's rule, from the first
+    /// message on while its time is at or before `now - max_age`.
+    pub fn expire(&mut self, now: i64) -> Removed<T> {
+        let mut out = Vec::new();
+        let max_age = self.limits.max_age.as_nanos();
+        if max_age == 0 {
+            return out;
+        }
+        let cutoff = now.saturating_sub(i64::try_from(max_age).unwrap_or(i64::MAX));
+        while let Some((&seq, e)) = self.msgs.iter().next() {
+            if e.ts > cutoff {
+                break;
+            }
+            if let Some(e) = self.take(seq) {
+                out.push((seq, e));
+            }
+        }
+        out
+    }
+
+    /// Removes every message below `floor`. A `floor` past the last sequence + 1 moves the
+    /// sequences on, as nats-server's `Compact`: the next message gets `floor`. When nothing
+    /// is left the first sequence is last + 1.
+    pub fn compact(&mut self, floor: u64) -> Removed<T> {
+        let kept = self.msgs.split_off(&floor);
+        let gone = std::mem::replace(&mut self.msgs, kept);
+        let mut out = Vec::with_capacity(gone.len());
+        for (seq, e) in gone {
+            self.bytes -= e.size;
+            if let Some(seqs) = self.subjects.get_mut(&e.subject) {
+                // A subject's messages below the floor are its oldest.
+                while seqs.front().is_some_and(|&s| s < floor) {
+                    seqs.pop_front();
+                }
+                if seqs.is_empty() {
+                    self.subjects.remove(&e.subject);
+                }
+            }
+            out.push((seq, e));
+        }
+        if floor > self.last_seq + 1 {
+            self.last_seq = floor - 1;
+        }
+        if self.msgs.is_empty() {
+            self.empty_first = self.last_seq + 1;
+        }
+        out
+    }
+
+    /// Removes what `purge` selects (nats-server's `PurgeEx`): with no filter (or `>`) and no
+    /// `keep`, everything below `up_to` (everything when `None`); otherwise the matching
+    /// messages, oldest first, except the newest `keep` of them, and only below `up_to`.
+    pub fn purge(&mut self, purge: &Purge) -> Removed<T> {
+        let filter = purge.filter.as_deref().filter(|f| !is_all(f));
+        let out = match (filter, purge.keep) {
+            (None, None) => self.compact(purge.up_to.unwrap_or(self.last_seq + 1)),
+            _ => {
+                let matching = self.matching(filter);
+                let n = matching
+                    .len()
+                    .saturating_sub(purge.keep.unwrap_or(0) as usize);
+                let below = |s: &u64| purge.up_to.is_none_or(|u| *s < u);
+                let mut out = Vec::new();
+                for seq in matching.into_iter().take(n).take_while(below) {
+                    if let Some(e) = self.take(seq) {
+                        out.push((seq, e));
+                    }
+                }
+                out
+            }
+        };
+        if self.msgs.is_empty() {
+            self.empty_first = self.last_seq + 1;
+        }
+        out
+    }
+
+    /// The live sequences whose subject matches `filter` (all when `None`), ascending.
+    fn matching(&self, filter: Option<&[u8]>) -> Vec<u64> {
+        match filter {
+            None => self.msgs.keys().copied().collect(),
+            Some(f) if !has_wildcard(f) => self
+                .subjects
+                .get(f)
+                .map_or_else(Vec::new, |s| s.iter().copied().collect()),
+            Some(f) => self
+                .msgs
+                .iter()
+                .filter(|(_, e)| subject_matches(&e.subject, f))
+                .map(|(s, _)| *s)
+                .collect(),
+        }
+    }
+
+    /// The live message `seq`.
+    pub fn get(&self, seq: u64) -> Option<&Entry<T>> {
+        self.msgs.get(&seq)
+    }
+
+    /// The first live message at or after `start` matching `filter` (all when `None`).
+    pub fn next_match(&self, filter: Option<&[u8]>, start: u64) -> Option<(u64, &Entry<T>)> {
+        let found = match filter {
+            Some(f) if !is_all(f) && !has_wildcard(f) => {
+                let seqs = self.subjects.get(f)?;
+                let i = seqs.partition_point(|&s| s < start);
+                seqs.get(i).copied()
+            }
+            Some(f) if !is_all(f) => self
+                .msgs
+                .range(start..)
+                .find(|(_, e)| subject_matches(&e.subject, f))
+                .map(|(s, _)| *s),
+            _ => self.msgs.range(start..).next().map(|(s, _)| *s),
+        }?;
+        self.msgs.get(&found).map(|e| (found, e))
+    }
+
+    /// The newest live message matching `filter`.
+    pub fn last_match(&self, filter: &[u8]) -> Option<(u64, &Entry<T>)> {
+        let found = if is_all(filter) {
+            self.msgs.keys().next_back().copied()
+        } else if !has_wildcard(filter) {
+            self.subjects.get(filter)?.back().copied()
+        } else {
+            self.msgs
+                .iter()
+                .rev()
+                .find(|(_, e)| subject_matches(&e.subject, filter))
+                .map(|(s, _)| *s)
+        }?;
+        self.msgs.get(&found).map(|e| (found, e))
+    }
+
+    /// The stream state.
+    pub fn state(&self) -> StreamState {
+        let first = self.msgs.first_key_value();
+        let first_seq = first.map_or(self.empty_first, |(s, _)| *s);
+        let msgs = self.msgs.len() as u64;
+        StreamState {
+            msgs,
+            bytes: self.bytes,
+            first_seq,
+            first_ts: first.map_or(0, |(_, e)| e.ts),
+            last_seq: self.last_seq,
+            last_ts: self.last_ts,
+            num_deleted: if msgs == 0 {
+                0
+            } else {
+                (self.last_seq - first_seq + 1) - msgs
+            },
+            num_subjects: self.subjects.len() as u64,
+        }
+    }
+
+    /// The sequences between the first and the last with no live message, ascending.
+    pub fn deleted(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut next = match self.msgs.keys().next() {
+            Some(&s) => s,
+            None => return out,
+        };
+        for &seq in self.msgs.keys() {
+            out.extend(next..seq);
+            next = seq + 1;
+        }
+        out.extend(next..=self.last_seq);
+        out
+    }
+
+    /// Live messages per subject, for subjects matching `filter`, sorted by subject.
+    pub fn subjects(&self, filter: &[u8]) -> Vec<(Bytes, u64)> {
+        let mut out: Vec<(Bytes, u64)> = self
+            .subjects
+            .iter()
+            .filter(|(s, _)| is_all(filter) || subject_matches(s, filter))
+            .map(|(s, seqs)| (s.clone(), seqs.len() as u64))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}
