@@ -43,6 +43,7 @@ pub mod client;
 pub mod close;
 pub mod config;
 pub mod delivery;
+pub mod jetstream;
 pub mod limits;
 pub mod listen;
 pub mod logging;

@@ -83,7 +83,7 @@ fn main() -> ExitCode {
             log::error!("Error listening on port: {host}:{port}, \"{e}\"");
             return ExitCode::from(1);
         }
-        Err(e @ (StartError::Monitor(_) | StartError::Tls(_))) => {
+        Err(e @ (StartError::Monitor(_) | StartError::Tls(_) | StartError::JetStream(_))) => {
             log::error!("{e}");
             return ExitCode::from(1);
         }

@@ -261,7 +261,16 @@ impl Client {
         account: Arc<crate::client::Account>,
     ) -> Self {
         let socket = Some(socket);
-        Client::new_inner(cid, addr, socket, doorbell, max_pending, departed, tls, account)
+        Client::new_inner(
+            cid,
+            addr,
+            socket,
+            doorbell,
+            max_pending,
+            departed,
+            tls,
+            account,
+        )
     }
 
     // The two constructors' shared body (a socket, or none for a service).
@@ -316,7 +325,16 @@ impl Client {
         service: Arc<dyn Service>,
     ) -> Self {
         let addr = SocketAddr::from(([0, 0, 0, 0], 0));
-        let mut client = Client::new_inner(cid, addr, None, doorbell, usize::MAX, Arc::default(), None, account);
+        let mut client = Client::new_inner(
+            cid,
+            addr,
+            None,
+            doorbell,
+            usize::MAX,
+            Arc::default(),
+            None,
+            account,
+        );
         client.service = Some(service);
         client
     }

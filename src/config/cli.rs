@@ -437,7 +437,10 @@ mod tests {
             Some(std::path::Path::new("/tmp"))
         );
         assert_eq!(c.pid_file.as_deref(), Some(std::path::Path::new("/tmp/p")));
-        assert_eq!(c.store_dir.as_deref(), Some(std::path::Path::new("/tmp/js")));
+        assert_eq!(
+            c.store_dir.as_deref(),
+            Some(std::path::Path::new("/tmp/js"))
+        );
         assert!(c.debug && c.trace);
         assert_eq!(c.port, -1);
         assert!(!c.logtime);

@@ -55,10 +55,10 @@ mod outbox;
 
 pub use outbox::Outbox;
 
+use crate::client::ServiceMsg;
 use crate::client::{Claim, Client, Subscription};
 use crate::outbound::SHARE_MIN;
 use crate::protocol::{self, MsgLine, Publish};
-use crate::client::ServiceMsg;
 use crate::shared::Shared;
 use crate::subjects::MatchCache;
 use bytes::Bytes;

@@ -56,6 +56,9 @@ pub struct ServerInfo {
     pub tls_verify: bool,
     /// Largest message accepted, in bytes (headers plus payload).
     pub max_payload: usize,
+    /// JetStream is on (omitted when off, as nats-server does).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub jetstream: bool,
     /// This connection's id (`cid`).
     pub client_id: u64,
     /// This connection's remote IP address.
@@ -176,6 +179,7 @@ mod tests {
             tls_required: false,
             tls_verify: false,
             max_payload: 1048576,
+            jetstream: false,
             client_id: 7,
             client_ip: "127.0.0.1".into(),
             cluster: None,
@@ -209,6 +213,7 @@ mod tests {
             tls_required: false,
             tls_verify: false,
             max_payload: 1048576,
+            jetstream: false,
             client_id: 1,
             client_ip: "127.0.0.1".into(),
             cluster: None,

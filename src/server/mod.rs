@@ -22,6 +22,7 @@ mod acceptor;
 use crate::client::{Accounts, Client, Ready, StallPolicy};
 use crate::close::CloseReason;
 use crate::config::Config;
+use crate::jetstream::JetStream;
 use crate::listen::AcceptLoop;
 use crate::monitor::Monitor;
 use crate::outbound::BatchPool;
@@ -53,6 +54,8 @@ pub struct Server {
     route_acceptor: Option<AcceptLoop>,
     writers: Option<WriterPool>,
     monitor: Option<Monitor>,
+    /// JetStream, when enabled.
+    jetstream: Option<Arc<JetStream>>,
 }
 
 /// Why [`Server::start`] failed.
@@ -64,6 +67,8 @@ pub enum StartError {
     Monitor(io::Error),
     /// The TLS certificate, key or CA could not be loaded.
     Tls(String),
+    /// JetStream could not start (its store directory).
+    JetStream(String),
 }
 
 impl std::fmt::Display for StartError {
@@ -72,6 +77,7 @@ impl std::fmt::Display for StartError {
             StartError::Listen(e) => write!(f, "{e}"),
             StartError::Monitor(e) => write!(f, "Can't start monitoring: {e}"),
             StartError::Tls(e) => write!(f, "{e}"),
+            StartError::JetStream(e) => write!(f, "{e}"),
         }
     }
 }
@@ -184,6 +190,10 @@ impl Server {
                 cluster,
             },
         ));
+        // JetStream first: its streams are recovered and subscribed before any client can
+        // publish to them.
+        let jetstream =
+            JetStream::start(&shared).map_err(|e| StartError::JetStream(e.to_string()))?;
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
         let route_acceptor = match (route_listener, &routes) {
             (Some(l), Some(r)) => {
@@ -206,6 +216,7 @@ impl Server {
             route_acceptor,
             writers: Some(writers),
             monitor: None,
+            jetstream,
         };
         // Started after the acceptor, so that `/healthz` answering means clients can connect.
         // (On failure, dropping `server` shuts down what was started.)
@@ -230,6 +241,11 @@ impl Server {
     /// The bound route listen address, when clustering.
     pub fn cluster_addr(&self) -> Option<SocketAddr> {
         self.routes.as_ref().map(|r| r.listen_addr)
+    }
+
+    /// JetStream, when enabled.
+    pub fn jetstream(&self) -> Option<&Arc<JetStream>> {
+        self.jetstream.as_ref()
     }
 
     /// The monitoring server, when `http_port` is set.
@@ -351,7 +367,11 @@ impl Server {
                 r.client.abort(CloseReason::ServerShutdown);
             }
         }
-        // (4) Stop the writers.
+        // (4) JetStream: no client can publish any more; its stores are synced.
+        if let Some(js) = self.jetstream.take() {
+            js.stop();
+        }
+        // (5) Stop the writers.
         if let Some(w) = self.writers.take() {
             w.stop();
         }

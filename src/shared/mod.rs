@@ -300,6 +300,7 @@ impl Shared {
             tls_required: self.tls.is_some(),
             tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
             max_payload: config.max_payload,
+            jetstream: config.jetstream.is_some(),
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
             cluster: self.cluster.as_ref().map(|c| c.name()),

@@ -51,7 +51,9 @@ impl<'de> Deserialize<'de> for SyncInterval {
                 if v.eq_ignore_ascii_case("always") {
                     return Ok(SyncInterval::Always);
                 }
-                Ok(SyncInterval::Every(Seconds(crate::config::units::parse_duration(v))))
+                Ok(SyncInterval::Every(Seconds(
+                    crate::config::units::parse_duration(v),
+                )))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<SyncInterval, E> {
                 Seconds::deserialize(de::value::I64Deserializer::new(v)).map(SyncInterval::Every)
@@ -80,11 +82,13 @@ impl<'de> Deserialize<'de> for FileJetStream {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<FileJetStream, E> {
                 // nats-server's words (`parseJetStream`): anything else is an error.
-                Ok(FileJetStream::Switch(match v.to_ascii_lowercase().as_str() {
-                    "enabled" | "enable" | "true" | "yes" | "on" => Ok(true),
-                    "disabled" | "disable" | "false" | "no" | "off" => Ok(false),
-                    _ => Err(format!("expected `enabled` or `disabled`, got {v:?}")),
-                }))
+                Ok(FileJetStream::Switch(
+                    match v.to_ascii_lowercase().as_str() {
+                        "enabled" | "enable" | "true" | "yes" | "on" => Ok(true),
+                        "disabled" | "disable" | "false" | "no" | "off" => Ok(false),
+                        _ => Err(format!("expected `enabled` or `disabled`, got {v:?}")),
+                    },
+                ))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FileJetStream, A::Error> {
                 let block =

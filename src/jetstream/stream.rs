@@ -1,0 +1,450 @@
+//! One stream: its configuration, its store, and what a publish to it goes through before
+//! and after it is stored (nats-server's `processJetStreamMsg`): the sealed and size checks,
+//! deduplication by `Nats-Msg-Id` within `duplicate_window`, the `Nats-Expected-*` headers,
+//! `Nats-Rollup`, the store's limits, then the PubAck and `republish`.
+//!
+//! A stream's state sits behind one mutex ([`Stream::lock`]): publishes from many readers,
+//! API requests and the JetStream timer take it in turn, for the time of one operation.
+
+use super::config::{Retention, StreamConfig};
+use super::errors::{self, ApiError};
+use super::headers;
+use super::json::{now_nanos, to_go_json};
+use crate::store::{Store, StoreError, StoredMsg};
+use bytes::Bytes;
+use parking_lot::{Mutex, MutexGuard};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+
+/// A stream of an account.
+pub struct Stream {
+    /// Its name (never changes).
+    pub name: String,
+    /// When it was created, nanoseconds since the epoch.
+    pub created: i64,
+    /// Its directory, for a file stream (configuration and messages).
+    pub dir: Option<PathBuf>,
+    inner: Mutex<StreamState>,
+}
+
+/// What a stream's lock guards.
+pub struct StreamState {
+    /// The configuration now.
+    pub config: StreamConfig,
+    /// The messages.
+    pub store: Box<dyn Store>,
+    /// `Nats-Msg-Id`s seen within the window.
+    dedup: Dedup,
+    /// The `Nats-Msg-Id` of the last stored message ("" if it had none).
+    last_msg_id: String,
+}
+
+/// The ids seen within `duplicate_window`: id → (sequence, time), and the ids in time order
+/// to forget them once out of the window.
+#[derive(Default)]
+struct Dedup {
+    ids: HashMap<String, u64>,
+    order: VecDeque<(i64, String)>,
+}
+
+impl Dedup {
+    fn forget_before(&mut self, cutoff: i64) {
+        while let Some((ts, _)) = self.order.front() {
+            if *ts >= cutoff {
+                break;
+            }
+            if let Some((_, id)) = self.order.pop_front() {
+                self.ids.remove(&id);
+            }
+        }
+    }
+
+    fn insert(&mut self, id: String, seq: u64, ts: i64) {
+        self.ids.insert(id.clone(), seq);
+        self.order.push_back((ts, id));
+    }
+}
+
+/// What a publish produced.
+#[derive(Default)]
+pub struct Published {
+    /// The PubAck or error reply, if the publisher asked for one.
+    pub ack: Option<Vec<u8>>,
+    /// The stored message (for mirrors, sources and republish), if one was stored.
+    pub stored: Option<StoredMsg>,
+    /// The messages `republish` sends: (subject, headers, body).
+    pub republish: Option<(Bytes, Vec<u8>, Bytes)>,
+}
+
+/// `{"error":{...},"stream":"S","seq":0}`: a publish refused.
+fn pub_error(stream: &str, e: &ApiError) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Err<'a> {
+        error: &'a ApiError,
+        stream: &'a str,
+        seq: u64,
+    }
+    to_go_json(&Err {
+        error: e,
+        stream,
+        seq: 0,
+    })
+}
+
+/// The PubAck exactly as nats-server writes it (with its spaces): `{"stream":"S", "seq":1}`,
+/// `{"stream":"S", "seq":1,"duplicate": true}`.
+fn pub_ack(stream: &str, seq: u64, duplicate: bool) -> Vec<u8> {
+    let name = String::from_utf8(to_go_json(&stream)).unwrap_or_default();
+    let mut s = format!("{{\"stream\":{name}, \"seq\":{seq}");
+    if duplicate {
+        s.push_str(",\"duplicate\": true");
+    }
+    s.push('}');
+    s.into_bytes()
+}
+
+impl Stream {
+    /// A stream with `config` (normalized) over `store`.
+    pub fn new(
+        config: StreamConfig,
+        store: Box<dyn Store>,
+        created: i64,
+        dir: Option<PathBuf>,
+    ) -> Stream {
+        let stream = Stream {
+            name: config.name.clone(),
+            created,
+            dir,
+            inner: Mutex::new(StreamState {
+                config,
+                store,
+                dedup: Dedup::default(),
+                last_msg_id: String::new(),
+            }),
+        };
+        stream.rebuild_dedup();
+        stream
+    }
+
+    /// The stream's state, locked.
+    pub fn lock(&self) -> MutexGuard<'_, StreamState> {
+        self.inner.lock()
+    }
+
+    /// The configuration now (a copy).
+    pub fn config(&self) -> StreamConfig {
+        self.inner.lock().config.clone()
+    }
+
+    /// After a restart: the `Nats-Msg-Id`s of the messages still within the window
+    /// (nats-server rebuilds its window from the stored headers too). The messages are in
+    /// time order, so the first one in the window is found by bisection.
+    fn rebuild_dedup(&self) {
+        let mut st = self.inner.lock();
+        let window = st.config.duplicate_window;
+        let state = st.store.state();
+        if window <= 0 || state.msgs == 0 {
+            return;
+        }
+        let cutoff = now_nanos() - window;
+        if state.last_ts < cutoff {
+            return;
+        }
+        let (mut lo, mut hi) = (state.first_seq, state.last_seq);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match st.store.load_next(None, mid) {
+                Ok(m) if m.ts >= cutoff => hi = mid,
+                Ok(m) => lo = m.seq.max(mid) + 1,
+                Err(_) => hi = mid,
+            }
+        }
+        let mut seq = lo;
+        while let Ok(m) = st.store.load_next(None, seq) {
+            seq = m.seq + 1;
+            if let Some(id) = headers::get_str(&m.headers, headers::MSG_ID) {
+                st.dedup.insert(id.clone(), m.seq, m.ts);
+                st.last_msg_id = id;
+            } else {
+                st.last_msg_id.clear();
+            }
+        }
+    }
+
+    /// A message published on one of the stream's subjects: checked, stored, acknowledged
+    /// (when `reply` is given and the stream acks). `on_stored` sees the stored message
+    /// while the stream is still locked (mirrors must see the stream's own order).
+    pub fn publish(
+        &self,
+        subject: &[u8],
+        reply: Option<&[u8]>,
+        hdrs: &[u8],
+        data: &[u8],
+        on_stored: &mut dyn FnMut(&StoredMsg),
+    ) -> Published {
+        let mut st = self.inner.lock();
+        let wants_ack = reply.is_some() && !st.config.no_ack;
+        let refuse = |e: ApiError| Published {
+            ack: wants_ack.then(|| pub_error(&self.name, &e)),
+            ..Published::default()
+        };
+        if st.config.sealed {
+            return refuse(errors::SEALED);
+        }
+        let max_size = st.config.max_msg_size;
+        if max_size >= 0 && hdrs.len() + data.len() > max_size as usize {
+            return refuse(errors::MESSAGE_EXCEEDS_MAXIMUM);
+        }
+        let now = now_nanos();
+        let msg_id = headers::get_str(hdrs, headers::MSG_ID).filter(|s| !s.is_empty());
+        if let Some(id) = &msg_id {
+            let cutoff = now - st.config.duplicate_window;
+            st.dedup.forget_before(cutoff);
+            if let Some(&seq) = st.dedup.ids.get(id) {
+                return Published {
+                    ack: wants_ack.then(|| pub_ack(&self.name, seq, true)),
+                    ..Published::default()
+                };
+            }
+        }
+        if let Some(expected) = headers::get(hdrs, headers::EXPECTED_STREAM) {
+            if expected != self.name.as_bytes() {
+                return refuse(errors::EXPECTED_STREAM_MISMATCH);
+            }
+        }
+        let state = st.store.state();
+        if let Some(v) = headers::get(hdrs, headers::EXPECTED_LAST_SEQ) {
+            // A value that is not a number never matches (nats-server: parse fails → -1).
+            let expected = std::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok());
+            if expected != Some(state.last_seq) {
+                return refuse(errors::wrong_last_sequence(state.last_seq));
+            }
+        }
+        if let Some(v) = headers::get(hdrs, headers::EXPECTED_LAST_SUBJECT_SEQ) {
+            let expected = std::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok());
+            let last = st.store.load_last(subject).map(|m| m.seq).unwrap_or(0);
+            if expected != Some(last) {
+                return refuse(errors::wrong_last_sequence(last));
+            }
+        }
+        if let Some(v) = headers::get(hdrs, headers::EXPECTED_LAST_MSG_ID) {
+            if v != st.last_msg_id.as_bytes() {
+                let last = st.last_msg_id.clone();
+                return refuse(errors::wrong_last_msg_id(&last));
+            }
+        }
+        let rollup = match headers::get(hdrs, headers::ROLLUP) {
+            None => None,
+            Some(_) if !st.config.allow_rollup_hdrs => {
+                return refuse(errors::rollup_failed("rollup not permitted"))
+            }
+            Some(v) if v.eq_ignore_ascii_case(b"sub") => Some(false),
+            Some(v) if v.eq_ignore_ascii_case(b"all") => Some(true),
+            // nats-server drops such a message without a word (no ack, nothing stored).
+            Some(_) => return Published::default(),
+        };
+        let seq = match st.store.store_msg(subject, hdrs, data, now) {
+            Ok(seq) => seq,
+            Err(e) => return refuse(store_error(e)),
+        };
+        if let Some(all) = rollup {
+            let purge = crate::store::Purge {
+                filter: (!all).then(|| Bytes::copy_from_slice(subject)),
+                up_to: Some(seq),
+                keep: None,
+            };
+            if let Err(e) = st.store.purge(&purge) {
+                log::warn!("JetStream: stream {}: rollup purge failed: {e}", self.name);
+            }
+        }
+        match msg_id {
+            Some(id) => {
+                st.dedup.insert(id.clone(), seq, now);
+                st.last_msg_id = id;
+            }
+            None => st.last_msg_id.clear(),
+        }
+        let stored = StoredMsg {
+            subject: Bytes::copy_from_slice(subject),
+            seq,
+            ts: now,
+            headers: Bytes::copy_from_slice(hdrs),
+            data: Bytes::copy_from_slice(data),
+        };
+        let republish = st
+            .config
+            .republish
+            .as_ref()
+            .and_then(|rp| republished(&self.name, rp, &stored, state.last_seq));
+        on_stored(&stored);
+        if st.config.retention == Retention::Interest {
+            // No consumer is interested yet (consumers come with part 2 of JetStream): the
+            // message is acknowledged and not kept, as nats-server does without consumers.
+            let _ = st.store.remove(seq, false);
+        }
+        Published {
+            ack: wants_ack.then(|| pub_ack(&self.name, seq, false)),
+            stored: Some(stored),
+            republish,
+        }
+    }
+
+    /// A message from a mirror's origin: stored under its origin sequence (gaps skipped);
+    /// one already stored (a replay) is ignored.
+    pub fn store_mirrored(&self, m: &StoredMsg) -> Option<StoredMsg> {
+        let mut st = self.inner.lock();
+        self.store_mirrored_locked(&mut st, m)
+    }
+
+    /// [`Stream::store_mirrored`] with the stream already locked.
+    pub fn store_mirrored_locked(&self, st: &mut StreamState, m: &StoredMsg) -> Option<StoredMsg> {
+        if st.config.sealed {
+            return None;
+        }
+        let last = st.store.state().last_seq;
+        if m.seq <= last {
+            return None;
+        }
+        if m.seq > last + 1 {
+            if let Err(e) = st.store.skip_to(m.seq - 1) {
+                log::warn!("JetStream: mirror {}: {e}", self.name);
+                return None;
+            }
+        }
+        self.store_copy(st, m)
+    }
+
+    /// A message from one of the stream's sources: stored with the next sequence.
+    pub fn store_sourced(&self, m: &StoredMsg) -> Option<StoredMsg> {
+        let mut st = self.inner.lock();
+        self.store_sourced_locked(&mut st, m)
+    }
+
+    /// [`Stream::store_sourced`] with the stream already locked.
+    pub fn store_sourced_locked(&self, st: &mut StreamState, m: &StoredMsg) -> Option<StoredMsg> {
+        if st.config.sealed {
+            return None;
+        }
+        self.store_copy(st, m)
+    }
+
+    fn store_copy(&self, st: &mut StreamState, m: &StoredMsg) -> Option<StoredMsg> {
+        match st.store.store_msg(&m.subject, &m.headers, &m.data, m.ts) {
+            Ok(seq) => Some(StoredMsg { seq, ..m.clone() }),
+            Err(e) => {
+                log::debug!(
+                    "JetStream: stream {}: a sourced message was not stored: {e}",
+                    self.name
+                );
+                None
+            }
+        }
+    }
+}
+
+/// The store's refusal as the API error nats-server gives for it.
+pub fn store_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::MaxMsgs => errors::store_limit("maximum messages exceeded"),
+        StoreError::MaxBytes => errors::store_limit("maximum bytes exceeded"),
+        StoreError::MaxMsgsPerSubject => {
+            errors::store_limit("maximum messages per subject exceeded")
+        }
+        StoreError::NotFound => errors::NO_MESSAGE_FOUND,
+        other => errors::store_failed(other),
+    }
+}
+
+/// `republish`: the message for `dest` if `src` matches the stored subject.
+fn republished(
+    stream: &str,
+    rp: &super::config::RePublish,
+    m: &StoredMsg,
+    last_seq: u64,
+) -> Option<(Bytes, Vec<u8>, Bytes)> {
+    let src = if rp.src.is_empty() {
+        ">"
+    } else {
+        rp.src.as_str()
+    };
+    if !crate::subjects::subject_matches(&m.subject, src.as_bytes()) {
+        return None;
+    }
+    let dest = map_subject(src, &rp.dest, &m.subject)?;
+    let subject = String::from_utf8_lossy(&m.subject).into_owned();
+    let seq = m.seq.to_string();
+    let last = last_seq.to_string();
+    let size = m.data.len().to_string();
+    let mut extra = vec![
+        ("Nats-Stream", stream),
+        ("Nats-Subject", subject.as_str()),
+        ("Nats-Sequence", seq.as_str()),
+        ("Nats-Last-Sequence", last.as_str()),
+    ];
+    if rp.headers_only {
+        extra.push(("Nats-Msg-Size", size.as_str()));
+    }
+    let hdrs = headers::with_headers(&m.headers, &extra);
+    let body = if rp.headers_only {
+        Bytes::new()
+    } else {
+        m.data.clone()
+    };
+    Some((Bytes::from(dest), hdrs, body))
+}
+
+/// Maps `subject` (matching `src`) onto `dest`: `dest`'s wildcards take, in order, the
+/// tokens `src`'s wildcards matched (`*` one token, `>` the rest). A literal `dest` is
+/// itself.
+pub fn map_subject(src: &str, dest: &str, subject: &[u8]) -> Option<Vec<u8>> {
+    let subj: Vec<&[u8]> = crate::subjects::tokens(subject).collect();
+    let mut captured: Vec<Vec<u8>> = Vec::new();
+    for (i, t) in crate::subjects::tokens(src.as_bytes()).enumerate() {
+        if t == b"*" {
+            captured.push(subj.get(i)?.to_vec());
+        } else if t == b">" {
+            captured.push(subj.get(i..)?.join(&b"."[..]));
+        }
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(dest.len() + subject.len());
+    let mut next = captured.into_iter();
+    for (i, t) in crate::subjects::tokens(dest.as_bytes()).enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        if t == b"*" || t == b">" {
+            out.extend_from_slice(&next.next()?);
+        } else {
+            out.extend_from_slice(t);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acks_as_nats_server_writes_them() {
+        assert_eq!(
+            pub_ack("S", 4, true),
+            b"{\"stream\":\"S\", \"seq\":4,\"duplicate\": true}"
+        );
+        assert_eq!(
+            pub_error("S", &errors::wrong_last_sequence(5)),
+            br#"{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 5"},"stream":"S","seq":0}"#
+        );
+    }
+
+    #[test]
+    fn subject_mapping() {
+        assert_eq!(map_subject(">", "rp.>", b"a.b").unwrap(), b"rp.a.b");
+        assert_eq!(map_subject("a.*", "x.*.y", b"a.q").unwrap(), b"x.q.y");
+        assert_eq!(map_subject("a.>", "fixed", b"a.q").unwrap(), b"fixed");
+    }
+}
