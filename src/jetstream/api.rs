@@ -104,12 +104,39 @@ fn error_answer(kind: &str, e: &ApiError) -> Answer {
 
 /// Reads a request body as Go's `json.Unmarshal` would into `T`: empty is "invalid JSON"
 /// where the request needs a body.
-fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|_| errors::INVALID_JSON)
+///
+/// Go leaves a field alone when the JSON has `null` for it (clients send `"subject":null`),
+/// so nulls inside objects are dropped before the fields are read.
+pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let mut value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+        log::debug!("JetStream API: invalid JSON: {e}");
+        errors::INVALID_JSON
+    })?;
+    if value.is_null() {
+        // `null` leaves a Go struct as it was: all defaults.
+        value = serde_json::Value::Object(Default::default());
+    }
+    drop_nulls(&mut value);
+    serde_json::from_value(value).map_err(|e| {
+        log::debug!("JetStream API: invalid JSON: {e}");
+        errors::INVALID_JSON
+    })
+}
+
+/// Removes `null` members from every object in `v`.
+fn drop_nulls(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, x| !x.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
 }
 
 /// A body that may be empty (then `T::default()`).
-fn parse_optional<'a, T: Deserialize<'a> + Default>(body: &'a [u8]) -> Result<T, ApiError> {
+fn parse_optional<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
@@ -913,7 +940,7 @@ fn direct_get(acc: &JsAccount, name: &str, subject: Option<&str>, body: &[u8]) -
             if empty {
                 return Some(status(408, "Empty Request"));
             }
-            match serde_json::from_slice::<GetRequest>(body) {
+            match parse::<GetRequest>(body) {
                 // `{}` asks for nothing: nats-server calls that empty too.
                 Ok(r) if r.seq == 0 && r.last_by_subj.is_empty() && r.next_by_subj.is_empty() => {
                     return Some(status(408, "Empty Request"))

@@ -23,6 +23,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Renders the metrics. `http_req_stats`, `mem` and `cpu` are the monitor's own.
 pub fn render(
     shared: &Shared,
+    jetstream: Option<&crate::jetstream::JetStream>,
     http_req_stats: &BTreeMap<&'static str, u64>,
     mem: u64,
     cpu: f64,
@@ -163,7 +164,70 @@ pub fn render(
             &n.to_string(),
         );
     }
+    if let Some(js) = jetstream {
+        jetstream_metrics(&mut m, js);
+    }
     out
+}
+
+/// JetStream's gauges and counters (`/jsz`'s numbers), when it is on.
+fn jetstream_metrics(m: &mut Exposition<'_>, js: &crate::jetstream::JetStream) {
+    use std::sync::atomic::Ordering;
+    let (memory, storage) = js.usage();
+    let (mut streams, mut messages, mut bytes) = (0u64, 0u64, 0u64);
+    for acc in js.accounts() {
+        for s in acc.stream_list() {
+            let state = s.lock().store.state();
+            streams += 1;
+            messages += state.msgs;
+            bytes += state.bytes;
+        }
+    }
+    m.gauge(
+        "beaver_jetstream_streams",
+        "Streams, all accounts (jsz streams).",
+        streams as f64,
+    );
+    m.gauge(
+        "beaver_jetstream_messages",
+        "Messages stored in all streams (jsz messages).",
+        messages as f64,
+    );
+    m.gauge(
+        "beaver_jetstream_bytes",
+        "Bytes of the messages stored in all streams, as streams count them (jsz bytes).",
+        bytes as f64,
+    );
+    m.gauge(
+        "beaver_jetstream_memory_bytes",
+        "Bytes held by memory streams (jsz memory).",
+        memory as f64,
+    );
+    m.gauge(
+        "beaver_jetstream_storage_bytes",
+        "Bytes held by file streams (jsz storage).",
+        storage as f64,
+    );
+    m.gauge(
+        "beaver_jetstream_max_memory_bytes",
+        "max_memory_store (jsz config max_memory).",
+        js.max_memory as f64,
+    );
+    m.gauge(
+        "beaver_jetstream_max_storage_bytes",
+        "max_file_store (jsz config max_storage).",
+        js.max_store as f64,
+    );
+    m.counter(
+        "beaver_jetstream_api_requests_total",
+        "JetStream API requests handled (jsz api total).",
+        js.api_total.load(Ordering::Relaxed),
+    );
+    m.counter(
+        "beaver_jetstream_api_errors_total",
+        "JetStream API requests answered with an error (jsz api errors).",
+        js.api_errors.load(Ordering::Relaxed),
+    );
 }
 
 /// Writes the text format.

@@ -51,6 +51,7 @@
 mod connz;
 pub mod http;
 mod json;
+mod jsz;
 mod metrics;
 mod mux;
 mod process;
@@ -62,6 +63,7 @@ pub use connz::{ConnInfo, SubDetail};
 pub use json::{go_duration, rfc3339_nano, uptime};
 
 use crate::config::Config;
+use crate::jetstream::JetStream;
 use crate::route::Routes;
 use crate::shared::Shared;
 use parking_lot::Mutex;
@@ -129,6 +131,7 @@ impl Monitor {
         listener: MonitorListener,
         shared: Arc<Shared>,
         routes: Option<Arc<Routes>>,
+        jetstream: Option<Arc<JetStream>>,
     ) -> io::Result<Monitor> {
         let handler = Handler {
             stats: Mutex::new(Stats {
@@ -137,6 +140,7 @@ impl Monitor {
             }),
             shared,
             routes,
+            jetstream,
             http_host: listener.host.clone(),
         };
         let config = http::Config {
@@ -303,6 +307,8 @@ struct Handler {
     shared: Arc<Shared>,
     /// The cluster, for `/varz` `cluster` and `/routez`.
     routes: Option<Arc<Routes>>,
+    /// JetStream, for `/jsz`, `/varz` `jetstream` and `/metrics`.
+    jetstream: Option<Arc<JetStream>>,
     /// The monitoring host as configured (`/varz` `http_host`).
     http_host: String,
     /// The per-path request counts and the CPU sampler. A `parking_lot::Mutex` because
@@ -369,7 +375,12 @@ impl Handler {
                 };
                 Reply::json(
                     &q,
-                    json::to_go_json(&varz::varz(&self.shared, self.routes.as_deref(), extras)),
+                    json::to_go_json(&varz::varz(
+                        &self.shared,
+                        self.routes.as_deref(),
+                        self.jetstream.as_deref(),
+                        extras,
+                    )),
                 )
             }
             b"/connz" => {
@@ -402,6 +413,13 @@ impl Handler {
                     Err(m) => Reply::bad_request(m),
                 }
             }
+            b"/jsz" => {
+                self.count("/jsz");
+                match jsz::jsz(&self.shared, self.jetstream.as_deref(), &q) {
+                    Ok(j) => Reply::json(&q, json::to_go_json(&j)),
+                    Err(m) => Reply::bad_request(m),
+                }
+            }
             b"/healthz" => {
                 self.count("/healthz");
                 for flag in ["js-enabled", "js-enabled-only", "js-server-only"] {
@@ -421,7 +439,14 @@ impl Handler {
                     status: 200,
                     content_type: metrics::CONTENT_TYPE,
                     headers: Vec::new(),
-                    body: metrics::render(&self.shared, &requests, mem, cpu).into_bytes(),
+                    body: metrics::render(
+                        &self.shared,
+                        self.jetstream.as_deref(),
+                        &requests,
+                        mem,
+                        cpu,
+                    )
+                    .into_bytes(),
                 }
             }
             _ => Reply::not_found(),

@@ -116,8 +116,8 @@ pub struct Varz {
     pub mqtt: Empty,
     /// Websockets: not supported, `{}`.
     pub websocket: Empty,
-    /// JetStream: not supported, `{}`.
-    pub jetstream: Empty,
+    /// JetStream: its configuration and use (`{}` when off).
+    pub jetstream: super::jsz::JsVarz,
     /// TLS handshake timeout, seconds (default 2).
     #[serde(serialize_with = "go_float")]
     pub tls_timeout: f64,
@@ -180,7 +180,12 @@ pub struct VarzExtras {
 }
 
 /// Builds `/varz`; `routes`: the cluster, if any.
-pub fn varz(shared: &Shared, routes: Option<&Routes>, extras: VarzExtras) -> Varz {
+pub fn varz(
+    shared: &Shared,
+    routes: Option<&Routes>,
+    jetstream: Option<&crate::jetstream::JetStream>,
+    extras: VarzExtras,
+) -> Varz {
     let config = shared.config();
     let now = SystemTime::now();
     let totals = Totals::of(shared);
@@ -220,7 +225,7 @@ pub fn varz(shared: &Shared, routes: Option<&Routes>, extras: VarzExtras) -> Var
         leaf: Empty {},
         mqtt: Empty {},
         websocket: Empty {},
-        jetstream: Empty {},
+        jetstream: super::jsz::varz_section(jetstream),
         tls_timeout: config.tls.as_ref().map_or(NATS_DEFAULT_TIMEOUT_SECS, |t| {
             t.effective_timeout().as_secs_f64()
         }),

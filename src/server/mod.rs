@@ -221,8 +221,13 @@ impl Server {
         // Started after the acceptor, so that `/healthz` answering means clients can connect.
         // (On failure, dropping `server` shuts down what was started.)
         if let Some(l) = monitor_listener {
-            let monitor = Monitor::spawn(l, server.shared.clone(), server.routes.clone())
-                .map_err(StartError::Monitor)?;
+            let monitor = Monitor::spawn(
+                l,
+                server.shared.clone(),
+                server.routes.clone(),
+                server.jetstream.clone(),
+            )
+            .map_err(StartError::Monitor)?;
             server.monitor = Some(monitor);
         }
         Ok(server)

@@ -1,0 +1,375 @@
+//! JetStream part 1 through the official Rust client (async-nats's `jetstream`), against the
+//! real `beaver` binary started with `-js`: streams are created, updated, listed and
+//! deleted; publishes are acknowledged and deduplicated; limits, purges, message get and
+//! delete, rollups, mirrors and sources behave as nats-server's; and file streams come back
+//! after a restart and after `kill -9`.
+
+mod common;
+
+use async_nats::jetstream::{self, stream};
+use common::{get_json, ServerProcess};
+use futures::TryStreamExt;
+use std::time::Duration;
+
+/// A fresh store directory under the system's temp dir (removed when dropped).
+struct StoreDir(std::path::PathBuf);
+
+impl StoreDir {
+    fn new(tag: &str) -> StoreDir {
+        let dir = std::env::temp_dir().join(format!(
+            "beaver-js-{tag}-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        StoreDir(dir)
+    }
+
+    fn arg(&self) -> &str {
+        self.0.to_str().expect("utf-8 temp dir")
+    }
+}
+
+impl Drop for StoreDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn start(store: &StoreDir) -> ServerProcess {
+    ServerProcess::beaver(&["-js", "-sd", store.arg()])
+}
+
+async fn connect(server: &ServerProcess) -> (async_nats::Client, jetstream::Context) {
+    let client = async_nats::connect(server.url()).await.expect("connects");
+    let js = jetstream::new(client.clone());
+    (client, js)
+}
+
+fn config(name: &str, subjects: &[&str]) -> stream::Config {
+    stream::Config {
+        name: name.into(),
+        subjects: subjects.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_are_created_updated_listed_and_deleted() {
+    let dir = StoreDir::new("crud");
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    let mut s = js
+        .create_stream(config("ORDERS", &["orders.>"]))
+        .await
+        .expect("created");
+    let info = s.info().await.expect("info");
+    assert_eq!(info.config.name, "ORDERS");
+    assert_eq!(info.config.max_messages, -1);
+    assert_eq!(info.config.duplicate_window, Duration::from_secs(120));
+    assert_eq!(info.state.messages, 0);
+    // The same configuration again is fine; another one under the same name is not.
+    js.create_stream(config("ORDERS", &["orders.>"]))
+        .await
+        .expect("same config again");
+    let mut other = config("ORDERS", &["orders.>"]);
+    other.max_messages = 10;
+    let err = js.create_stream(other).await.unwrap_err();
+    assert!(err.to_string().contains("10058"), "{err}");
+    // Overlapping subjects are refused.
+    let err = js
+        .create_stream(config("MORE", &["orders.eu"]))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("10065"), "{err}");
+    // Update: a limit and a subject.
+    let mut updated = config("ORDERS", &["orders.>", "returns"]);
+    updated.max_messages = 1000;
+    let info = js.update_stream(updated).await.expect("updated");
+    assert_eq!(info.config.max_messages, 1000);
+    assert_eq!(info.config.subjects.len(), 2);
+    js.publish("returns", "r1".into())
+        .await
+        .unwrap()
+        .await
+        .expect("ack on the new subject");
+    js.create_stream(config("AUDIT", &["audit"])).await.unwrap();
+    let mut names: Vec<String> = js.stream_names().try_collect().await.unwrap();
+    names.sort();
+    assert_eq!(names, ["AUDIT", "ORDERS"]);
+    let listed: Vec<stream::Info> = js.streams().try_collect().await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(js.delete_stream("AUDIT").await.unwrap().success);
+    assert!(js.get_stream("AUDIT").await.is_err());
+    let account = js.query_account().await.expect("account info");
+    assert_eq!(account.streams, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishes_are_acked_deduplicated_and_checked() {
+    let dir = StoreDir::new("acks");
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    js.create_stream(config("EVENTS", &["events.*"]))
+        .await
+        .unwrap();
+    let ack = js
+        .publish("events.a", "one".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(
+        (ack.stream.as_str(), ack.sequence, ack.duplicate),
+        ("EVENTS", 1, false)
+    );
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Msg-Id", "id-1");
+    let first = js
+        .publish_with_headers("events.a", headers.clone(), "two".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let again = js
+        .publish_with_headers("events.a", headers, "two".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(first.sequence, 2);
+    assert_eq!((again.sequence, again.duplicate), (2, true));
+    // Expected last sequence: right, then wrong.
+    let mut h = async_nats::HeaderMap::new();
+    h.insert("Nats-Expected-Last-Sequence", "2");
+    let ok = js
+        .publish_with_headers("events.b", h, "x".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(ok.sequence, 3);
+    let mut h = async_nats::HeaderMap::new();
+    h.insert("Nats-Expected-Last-Sequence", "1");
+    let err = js
+        .publish_with_headers("events.b", h, "x".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("wrong last sequence: 3"), "{err}");
+    let mut h = async_nats::HeaderMap::new();
+    h.insert("Nats-Expected-Stream", "OTHER");
+    let err = js
+        .publish_with_headers("events.b", h, "x".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("expected stream does not match"),
+        "{err}"
+    );
+    // Headers and subject come back exactly.
+    let mut h = async_nats::HeaderMap::new();
+    h.insert("X-Trace", "abc");
+    js.publish_with_headers("events.c", h, "with headers".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let s = js.get_stream("EVENTS").await.unwrap();
+    let m = s.get_raw_message(4).await.unwrap();
+    assert_eq!(m.subject.as_str(), "events.c");
+    assert_eq!(&m.payload[..], b"with headers");
+    assert_eq!(m.headers.get("X-Trace").map(|v| v.as_str()), Some("abc"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_discard_purge_get_delete_and_rollup() {
+    let dir = StoreDir::new("limits");
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    // discard: old keeps the newest max_msgs.
+    let mut c = config("OLD", &["old"]);
+    c.max_messages = 2;
+    js.create_stream(c).await.unwrap();
+    for i in 0..3 {
+        js.publish("old", format!("m{i}").into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let info = js
+        .get_stream("OLD")
+        .await
+        .unwrap()
+        .get_info()
+        .await
+        .unwrap();
+    assert_eq!((info.state.messages, info.state.first_sequence), (2, 2));
+    // discard: new refuses the third.
+    let mut c = config("NEW", &["new"]);
+    c.max_messages = 2;
+    c.discard = stream::DiscardPolicy::New;
+    js.create_stream(c).await.unwrap();
+    for _ in 0..2 {
+        js.publish("new", "x".into()).await.unwrap().await.unwrap();
+    }
+    let err = js
+        .publish("new", "x".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("maximum messages exceeded"),
+        "{err}"
+    );
+    // Per subject, with max_msg_size.
+    let mut c = config("KV", &["kv.>"]);
+    c.max_messages_per_subject = 1;
+    c.max_message_size = 8;
+    c.allow_rollup = true;
+    c.allow_direct = true;
+    js.create_stream(c).await.unwrap();
+    for v in ["a1", "a2"] {
+        js.publish("kv.a", v.into()).await.unwrap().await.unwrap();
+    }
+    js.publish("kv.b", "b1".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let err = js
+        .publish("kv.b", "too large".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("message size exceeds maximum"),
+        "{err}"
+    );
+    let kv = js.get_stream("KV").await.unwrap();
+    let last = kv.get_last_raw_message_by_subject("kv.a").await.unwrap();
+    assert_eq!((&last.payload[..], last.sequence), (&b"a2"[..], 2));
+    let direct = kv.direct_get_last_for_subject("kv.b").await.unwrap();
+    assert_eq!(&direct.payload[..], b"b1");
+    // Purge with a filter, then delete a message.
+    let mut c = config("P", &["p.*"]);
+    c.deny_delete = false;
+    js.create_stream(c).await.unwrap();
+    for s in ["p.a", "p.b", "p.a", "p.b", "p.a"] {
+        js.publish(s, "x".into()).await.unwrap().await.unwrap();
+    }
+    let p = js.get_stream("P").await.unwrap();
+    let purged = p.purge().filter("p.b").await.unwrap();
+    assert_eq!(purged.purged, 2);
+    let purged = p.purge().keep(1).await.unwrap();
+    assert_eq!(purged.purged, 2);
+    assert!(p.delete_message(5).await.unwrap());
+    assert!(p.get_raw_message(5).await.is_err());
+    // Rollup of everything on one subject.
+    let mut c = config("R", &["r.*"]);
+    c.allow_rollup = true;
+    js.create_stream(c).await.unwrap();
+    for s in ["r.a", "r.a", "r.b"] {
+        js.publish(s, "x".into()).await.unwrap().await.unwrap();
+    }
+    let mut h = async_nats::HeaderMap::new();
+    h.insert("Nats-Rollup", "sub");
+    js.publish_with_headers("r.a", h, "rolled".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let info = js.get_stream("R").await.unwrap().get_info().await.unwrap();
+    assert_eq!(info.state.messages, 2, "r.a rolled up to one, r.b kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirrors_and_sources_follow_their_origins() {
+    let dir = StoreDir::new("mirror");
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    js.create_stream(config("ORIGIN", &["o.*"])).await.unwrap();
+    for s in ["o.a", "o.b", "o.a"] {
+        js.publish(s, "x".into()).await.unwrap().await.unwrap();
+    }
+    js.create_stream(stream::Config {
+        name: "COPY".into(),
+        mirror: Some(stream::Source {
+            name: "ORIGIN".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    js.create_stream(stream::Config {
+        name: "ONLY_A".into(),
+        sources: Some(vec![stream::Source {
+            name: "ORIGIN".into(),
+            filter_subject: Some("o.a".into()),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    js.publish("o.a", "later".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let copy = js
+        .get_stream("COPY")
+        .await
+        .unwrap()
+        .get_info()
+        .await
+        .unwrap();
+    assert_eq!((copy.state.messages, copy.state.last_sequence), (4, 4));
+    let only = js.get_stream("ONLY_A").await.unwrap();
+    let info = only.get_info().await.unwrap();
+    assert_eq!(info.state.messages, 3);
+    let last = only.get_raw_message(3).await.unwrap();
+    assert_eq!(&last.payload[..], b"later");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitoring_and_info_say_jetstream_is_on() {
+    let dir = StoreDir::new("monitor");
+    let server = ServerProcess::beaver(&["-js", "-sd", dir.arg(), "-m", "-1"]);
+    let port = server.monitor_port();
+    let (client, js) = connect(&server).await;
+    assert!(client.server_info().jetstream);
+    js.create_stream(config("M", &["m"])).await.unwrap();
+    js.publish("m", "x".into()).await.unwrap().await.unwrap();
+    let jsz = get_json(port, "/jsz?accounts=true&streams=true");
+    assert_eq!(jsz["streams"], 1);
+    assert_eq!(jsz["messages"], 1);
+    assert_eq!(jsz["account_details"][0]["stream_detail"][0]["name"], "M");
+    let varz = get_json(port, "/varz");
+    assert!(varz["jetstream"]["config"]["store_dir"]
+        .as_str()
+        .unwrap()
+        .ends_with("jetstream"));
+    let metrics = common::http_get(port, "/metrics");
+    assert!(
+        metrics.body.contains("beaver_jetstream_messages 1"),
+        "{}",
+        metrics.body
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_jetstream_the_api_has_no_responders() {
+    let server = ServerProcess::beaver(&[]);
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let err = client.request("$JS.API.INFO", "".into()).await.unwrap_err();
+    assert_eq!(err.kind(), async_nats::RequestErrorKind::NoResponders);
+    assert!(!client.server_info().jetstream);
+}
