@@ -182,17 +182,24 @@ fn account_info(acc: &JsAccount) -> Answer {
         kind: &'static str,
         memory: u64,
         storage: u64,
+        // Not in 2.9.10's reply; nats-server 2.10 added them and newer clients (async-nats
+        // 0.51) cannot read account info without them.
+        reserved_memory: u64,
+        reserved_storage: u64,
         streams: usize,
         consumers: usize,
         limits: Limits,
         api: ApiStats,
     }
     let (memory, storage) = acc.usage();
+    let (reserved_memory, reserved_storage) = acc.reserved();
     Answer::json(
         &R {
             kind: "io.nats.jetstream.api.v1.account_info_response",
             memory,
             storage,
+            reserved_memory,
+            reserved_storage,
             streams: acc.streams.read().len(),
             consumers: 0,
             limits: UNLIMITED,

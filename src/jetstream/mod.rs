@@ -391,6 +391,21 @@ impl JsAccount {
         usage
     }
 
+    /// Bytes reserved by streams with `max_bytes` (memory, file), as nats-server sums them.
+    pub fn reserved(&self) -> (u64, u64) {
+        let mut r = (0, 0);
+        for s in self.stream_list() {
+            let c = s.config();
+            if c.max_bytes > 0 {
+                match c.storage {
+                    Storage::Memory => r.0 += c.max_bytes as u64,
+                    Storage::File => r.1 += c.max_bytes as u64,
+                }
+            }
+        }
+        r
+    }
+
     /// Adds a subscription of the service client.
     fn subscribe(&self, subject: &[u8], sid: &[u8]) -> Option<Arc<Subscription>> {
         let shared = self.shared.upgrade()?;

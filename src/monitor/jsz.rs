@@ -7,9 +7,9 @@
 //! reference.
 
 use super::query;
+use crate::jetstream::config::StreamConfig;
 use crate::jetstream::json::{go_time, now_nanos};
 use crate::jetstream::JetStream;
-use crate::jetstream::{config::Storage, config::StreamConfig, JsAccount};
 use crate::shared::Shared;
 use serde::Serialize;
 
@@ -58,26 +58,11 @@ fn config_of(js: &JetStream) -> JsConfig {
     }
 }
 
-/// Bytes reserved by streams with `max_bytes` (memory, file), as nats-server sums them.
-fn reserved(acc: &JsAccount) -> (u64, u64) {
-    let mut r = (0, 0);
-    for s in acc.stream_list() {
-        let c = s.config();
-        if c.max_bytes > 0 {
-            match c.storage {
-                Storage::Memory => r.0 += c.max_bytes as u64,
-                Storage::File => r.1 += c.max_bytes as u64,
-            }
-        }
-    }
-    r
-}
-
 fn stats_of(js: &JetStream) -> JsStats {
     let (memory, storage) = js.usage();
     let mut res = (0, 0);
     for acc in js.accounts() {
-        let r = reserved(&acc);
+        let r = acc.reserved();
         res.0 += r.0;
         res.1 += r.1;
     }
