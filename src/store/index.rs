@@ -73,6 +73,21 @@ impl<T> Index<T> {
         self.last_seq + 1
     }
 
+    /// The last sequence assigned, and its time.
+    pub fn last(&self) -> (u64, i64) {
+        (self.last_seq, self.last_ts)
+    }
+
+    /// Whether no message is live.
+    pub fn is_empty(&self) -> bool {
+        self.msgs.is_empty()
+    }
+
+    /// The first live sequence, or what the state reports when none is live.
+    pub fn first_seq(&self) -> u64 {
+        self.msgs.keys().next().copied().unwrap_or(self.empty_first)
+    }
+
     /// Whether a message of `size` to `subject` may be stored under `discard: new`.
     ///
     /// # Errors
@@ -112,6 +127,29 @@ impl<T> Index<T> {
             .or_default()
             .push_back(seq);
         self.msgs.insert(seq, entry);
+    }
+
+    /// Moves the last sequence forward to `seq` (a replayed segment header, which carries the
+    /// stream's last sequence when the segment was made, or an erased message).
+    pub fn advance_last(&mut self, seq: u64, ts: i64) {
+        if seq > self.last_seq {
+            self.last_seq = seq;
+            self.last_ts = ts;
+        }
+    }
+
+    /// Ends a replay. Segments deleted since may have held the removals that emptied the
+    /// stream, so an empty stream's first sequence is set from the rule that holds for any
+    /// empty stream: last + 1, or, when no sequence was ever used, what the oldest segment's
+    /// header or a replayed purge said (0 for a new stream, 1 for a purged new stream).
+    pub fn recovered(&mut self, header_first: u64) {
+        if self.msgs.is_empty() {
+            self.empty_first = if self.last_seq > 0 {
+                self.last_seq + 1
+            } else {
+                self.empty_first.max(header_first)
+            };
+        }
     }
 
     /// Marks everything up to `seq` as used (a mirror's skip). Returns false, changing

@@ -1,5 +1,5 @@
 //! JetStream's message store: the messages of one stream, in memory ([`MemoryStore`]) or in
-//! files under the stream's directory (`FileStore`, to come), behind one interface ([`Store`]).
+//! files under the stream's directory ([`FileStore`]), behind one interface ([`Store`]).
 //!
 //! The store numbers messages (stream sequences, from 1, never reused), keeps them in order
 //! with their subject, headers and time, and enforces the stream's limits ([`Limits`]) as it
@@ -9,12 +9,14 @@
 //!
 //! A leaf module: it depends on `crate::subjects` only (subject filters).
 
+pub mod file;
 mod index;
 pub mod memory;
 
 #[cfg(test)]
 mod tests;
 
+pub use file::FileStore;
 pub use memory::MemoryStore;
 
 use bytes::Bytes;

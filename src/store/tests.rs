@@ -3,6 +3,8 @@
 //! store.
 
 use super::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Opens fresh stores of one kind, and knows how that kind counts a message's bytes.
@@ -43,7 +45,189 @@ macro_rules! suite {
     };
 }
 
+/// A directory under the system's temporary one, removed when dropped.
+pub(crate) struct TempDir(PathBuf);
+
+impl TempDir {
+    /// A new, not yet created, directory name unique to this process and call.
+    pub(crate) fn new(tag: &str) -> TempDir {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("beaver-store-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        TempDir(dir)
+    }
+
+    /// Its path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// File stores in temporary directories, rolling segments at `segment_size`; with `reopen`,
+/// each store is closed and opened again after every change, and must come back the same.
+pub(crate) struct Files {
+    pub(crate) dirs: Vec<TempDir>,
+    pub(crate) segment_size: u64,
+    pub(crate) reopen: bool,
+}
+
+impl Files {
+    pub(crate) fn new(segment_size: u64, reopen: bool) -> Files {
+        Files {
+            dirs: Vec::new(),
+            segment_size,
+            reopen,
+        }
+    }
+}
+
+impl Harness for Files {
+    fn open(&mut self, limits: Limits) -> Box<dyn Store> {
+        let dir = TempDir::new("suite");
+        let open = Reopen {
+            dir: dir.path().to_path_buf(),
+            limits,
+            segment_size: self.segment_size,
+        };
+        self.dirs.push(dir);
+        let store = open.open();
+        if self.reopen {
+            Box::new(Reopening {
+                store: Some(store),
+                open,
+            })
+        } else {
+            Box::new(store)
+        }
+    }
+    fn size(&self, s: usize, h: usize, d: usize) -> u64 {
+        file_msg_size(s, h, d)
+    }
+}
+
+/// How to open one file store again.
+pub(crate) struct Reopen {
+    pub(crate) dir: PathBuf,
+    pub(crate) limits: Limits,
+    pub(crate) segment_size: u64,
+}
+
+impl Reopen {
+    pub(crate) fn open(&self) -> FileStore {
+        // Small segments are the tests of recovery: every write synced there as well.
+        let sync = if self.segment_size < 1024 {
+            SyncPolicy::Always
+        } else {
+            SyncPolicy::Interval(Duration::from_secs(1))
+        };
+        FileStore::open_sized(&self.dir, self.limits, sync, self.segment_size).unwrap()
+    }
+}
+
+/// Everything observable of a store: state, deleted sequences, subjects, every message.
+pub(crate) type Snapshot = (StreamState, Vec<u64>, Vec<(Bytes, u64)>, Vec<StoredMsg>);
+
+/// The [`Snapshot`] of `s`.
+pub(crate) fn snapshot(s: &dyn Store) -> Snapshot {
+    let mut msgs = Vec::new();
+    let mut next = 0;
+    while let Ok(m) = s.load_next(None, next) {
+        next = m.seq + 1;
+        msgs.push(m);
+    }
+    (s.state(), s.deleted(), s.subjects(b">"), msgs)
+}
+
+/// A file store that is closed and opened again after every change, checking that what it
+/// recovers is what it had.
+struct Reopening {
+    store: Option<FileStore>,
+    open: Reopen,
+}
+
+impl Reopening {
+    fn store(&self) -> &FileStore {
+        self.store.as_ref().expect("open")
+    }
+
+    fn change<R>(&mut self, f: impl FnOnce(&mut FileStore) -> R) -> R {
+        let store = self.store.as_mut().expect("open");
+        let r = f(store);
+        let before = snapshot(store);
+        self.store = None;
+        let store = self.open.open();
+        assert_eq!(snapshot(&store), before, "recovered state differs");
+        self.store = Some(store);
+        r
+    }
+}
+
+impl Store for Reopening {
+    fn store_msg(&mut self, s: &[u8], h: &[u8], d: &[u8], ts: i64) -> Result<u64, StoreError> {
+        self.change(|st| st.store_msg(s, h, d, ts))
+    }
+    fn skip_to(&mut self, seq: u64) -> Result<(), StoreError> {
+        self.change(|st| st.skip_to(seq))
+    }
+    fn set_limits(&mut self, limits: Limits) -> Result<(), StoreError> {
+        self.open.limits = limits;
+        self.change(|st| st.set_limits(limits))
+    }
+    fn expire(&mut self, now: i64) -> Result<u64, StoreError> {
+        self.change(|st| st.expire(now))
+    }
+    fn load(&self, seq: u64) -> Result<StoredMsg, StoreError> {
+        self.store().load(seq)
+    }
+    fn load_next(&self, filter: Option<&[u8]>, start: u64) -> Result<StoredMsg, StoreError> {
+        self.store().load_next(filter, start)
+    }
+    fn load_last(&self, filter: &[u8]) -> Result<StoredMsg, StoreError> {
+        self.store().load_last(filter)
+    }
+    fn remove(&mut self, seq: u64, erase: bool) -> Result<bool, StoreError> {
+        self.change(|st| st.remove(seq, erase))
+    }
+    fn purge(&mut self, purge: &Purge) -> Result<u64, StoreError> {
+        self.change(|st| st.purge(purge))
+    }
+    fn state(&self) -> StreamState {
+        self.store().state()
+    }
+    fn deleted(&self) -> Vec<u64> {
+        self.store().deleted()
+    }
+    fn subjects(&self, filter: &[u8]) -> Vec<(Bytes, u64)> {
+        self.store().subjects(filter)
+    }
+    fn sync(&mut self) -> Result<(), StoreError> {
+        self.change(|st| st.sync())
+    }
+    fn footprint(&self) -> u64 {
+        self.store().footprint()
+    }
+    fn destroy(mut self: Box<Self>) -> Result<(), StoreError> {
+        Box::new(self.store.take().expect("open")).destroy()
+    }
+}
+
 suite!(memory, Memory);
+suite!(
+    file,
+    Files::new(crate::store::file::DEFAULT_SEGMENT_SIZE, false)
+);
+// Segments of about two messages: rolls and deleted segments on every test.
+suite!(file_small_segments, Files::new(120, false));
+// Closed and reopened after every change, with small segments.
+suite!(file_reopened, Files::new(120, true));
 
 const HDR: &[u8] = b"NATS/1.0\r\nA: b\r\n\r\n";
 

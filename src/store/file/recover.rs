@@ -1,0 +1,157 @@
+//! Opening a file store: reading every segment in order and replaying its records into a
+//! fresh index (the rules are in the parent module's doc).
+
+use super::segment::{self, Bad, Header, Kind, Segment, HEADER_LEN};
+use super::Loc;
+use crate::store::index::{Entry, Index};
+use crate::store::{file_msg_size, Limits, StoreError};
+use bytes::Bytes;
+use std::collections::BTreeMap;
+use std::fs::{self, OpenOptions};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The segments of `dir`, ascending by id.
+fn segment_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>, StoreError> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if let Some(id) = segment::parse_name(&path) {
+            out.push((id, path));
+        }
+    }
+    out.sort_unstable_by_key(|(id, _)| *id);
+    Ok(out)
+}
+
+fn corrupt(path: &Path, off: u64, what: &str) -> StoreError {
+    StoreError::Corrupt(format!("{} at {off}: {what}", path.display()))
+}
+
+/// Replays the segments of `dir` (which exists) into an index with `limits` (not yet
+/// enforced). An empty map means a new store.
+pub(super) fn recover(
+    dir: &Path,
+    limits: Limits,
+) -> Result<(Index<Loc>, BTreeMap<u64, Segment>), StoreError> {
+    let mut index = Index::new(limits);
+    let mut segs: BTreeMap<u64, Segment> = BTreeMap::new();
+    let files = segment_files(dir)?;
+    let mut header_first = None;
+    for (i, (id, path)) in files.iter().enumerate() {
+        let is_last = i + 1 == files.len();
+        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data)?;
+        if (data.len() as u64) < HEADER_LEN && is_last {
+            // A roll the process did not finish: the previous segment still has it all.
+            log::warn!(
+                "JetStream store: {} is shorter than a segment header ({} bytes), removed",
+                path.display(),
+                data.len()
+            );
+            drop(file);
+            fs::remove_file(path)?;
+            continue;
+        }
+        let header = Header::decode(&data).ok_or_else(|| corrupt(path, 0, "bad segment header"))?;
+        header_first.get_or_insert(header.first_seq);
+        index.advance_last(header.last_seq, header.last_ts);
+        segs.insert(
+            *id,
+            Segment {
+                id: *id,
+                path: path.clone(),
+                file,
+                size: HEADER_LEN,
+                live: 0,
+                targets: Default::default(),
+                dirty: false,
+            },
+        );
+        let mut off = HEADER_LEN as usize;
+        while off < data.len() {
+            match segment::decode(&data[off..]) {
+                Ok((r, len)) => {
+                    let loc = Loc {
+                        seg: *id,
+                        off: off as u64,
+                        len: len as u32,
+                    };
+                    replay(&mut index, &mut segs, &r, loc)
+                        .map_err(|what| corrupt(path, off as u64, what))?;
+                    off += len;
+                }
+                Err(Bad::Invalid(what)) => return Err(corrupt(path, off as u64, what)),
+                Err(Bad::Torn) if is_last => {
+                    log::warn!(
+                        "JetStream store: {} has a torn record at {off} (a write cut short); \
+                         cutting {} bytes off",
+                        path.display(),
+                        data.len() - off
+                    );
+                    if let Some(seg) = segs.get(id) {
+                        seg.file.set_len(off as u64)?;
+                        seg.file.sync_all()?;
+                    }
+                    break;
+                }
+                Err(Bad::Torn) => {
+                    return Err(corrupt(
+                        path,
+                        off as u64,
+                        "bad record (not at the log's end)",
+                    ))
+                }
+            }
+        }
+        if let Some(seg) = segs.get_mut(id) {
+            seg.size = off.min(data.len()) as u64;
+        }
+    }
+    index.recovered(header_first.unwrap_or(0));
+    Ok((index, segs))
+}
+
+/// Applies one record to the index and the segments' counts; the error says what was wrong.
+fn replay(
+    index: &mut Index<Loc>,
+    segs: &mut BTreeMap<u64, Segment>,
+    r: &segment::Record<'_>,
+    loc: Loc,
+) -> Result<(), &'static str> {
+    let removed = match r.kind {
+        Kind::Msg | Kind::Erased => {
+            let (last, _) = index.last();
+            if r.seq <= last {
+                return Err("a message sequence not above the last one");
+            }
+            if r.kind == Kind::Erased {
+                index.advance_last(r.seq, r.ts);
+                return Ok(());
+            }
+            let entry = Entry {
+                subject: Bytes::copy_from_slice(r.subject),
+                ts: r.ts,
+                size: file_msg_size(r.subject.len(), r.headers.len(), r.data.len()),
+                loc,
+            };
+            index.insert(r.seq, entry);
+            if let Some(seg) = segs.get_mut(&loc.seg) {
+                seg.live += 1;
+            }
+            return Ok(());
+        }
+        Kind::Delete => index
+            .remove(r.seq)
+            .map(|e| vec![(r.seq, e)])
+            .unwrap_or_default(),
+        Kind::Floor => index.compact(r.seq),
+        Kind::Skip => {
+            index.skip_to(r.seq);
+            return Ok(());
+        }
+    };
+    segment::forget(segs, &removed, Some(loc.seg));
+    Ok(())
+}
