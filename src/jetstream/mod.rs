@@ -657,9 +657,7 @@ fn open_file_store(
     limits: crate::store::Limits,
     sync: SyncPolicy,
 ) -> Result<Box<dyn Store>, StoreError> {
-    // TEMPORARY until the file store lands: memory.
-    let _ = (dir, sync);
-    Ok(Box::new(MemoryStore::new(limits)))
+    Ok(Box::new(crate::store::FileStore::open(dir, limits, sync)?))
 }
 
 fn filter(f: &str) -> Option<&[u8]> {
