@@ -373,3 +373,128 @@ async fn without_jetstream_the_api_has_no_responders() {
     assert_eq!(err.kind(), async_nats::RequestErrorKind::NoResponders);
     assert!(!client.server_info().jetstream);
 }
+
+/// Everything a file stream holds, seen through the API: state and every message.
+async fn snapshot(
+    js: &jetstream::Context,
+    name: &str,
+) -> (stream::State, Vec<(u64, String, Vec<u8>)>) {
+    let s = js.get_stream(name).await.expect("stream exists");
+    let info = s.get_info().await.unwrap();
+    let mut msgs = Vec::new();
+    for seq in info.state.first_sequence..=info.state.last_sequence {
+        if let Ok(m) = s.get_raw_message(seq).await {
+            msgs.push((m.sequence, m.subject.to_string(), m.payload.to_vec()));
+        }
+    }
+    (info.state, msgs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_streams_come_back_after_a_restart() {
+    let dir = StoreDir::new("restart");
+    let mut server = start(&dir);
+    let (client, js) = connect(&server).await;
+    let mut c = config("KEEP", &["keep.*"]);
+    c.max_messages_per_subject = 3;
+    js.create_stream(c).await.unwrap();
+    let mut mem = config("GONE", &["gone"]);
+    mem.storage = stream::StorageType::Memory;
+    js.create_stream(mem).await.unwrap();
+    for i in 0..20 {
+        let subject = format!("keep.{}", i % 4);
+        js.publish(subject, format!("v{i}").into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let s = js.get_stream("KEEP").await.unwrap();
+    s.delete_message(18).await.unwrap();
+    let before = snapshot(&js, "KEEP").await;
+    drop(client);
+    #[cfg(unix)]
+    server.terminate();
+    #[cfg(not(unix))]
+    server.kill_now();
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    let after = snapshot(&js, "KEEP").await;
+    assert_eq!(before.0.messages, after.0.messages);
+    assert_eq!(before.0.first_sequence, after.0.first_sequence);
+    assert_eq!(before.0.last_sequence, after.0.last_sequence);
+    assert_eq!(before.1, after.1);
+    // A memory stream does not survive a restart (as with nats-server).
+    assert!(js.get_stream("GONE").await.is_err());
+    // The stream goes on from where it was.
+    let ack = js
+        .publish("keep.9", "next".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(ack.sequence, 21);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acknowledged_message_survives_kill_9() {
+    let dir = StoreDir::new("crash");
+    let mut server = start(&dir);
+    let (_client, js) = connect(&server).await;
+    js.create_stream(config("CRASH", &["crash"])).await.unwrap();
+    // Publishers flood the stream, keeping every ack; the server is killed mid-flood.
+    let acked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
+    let mut tasks = Vec::new();
+    for p in 0..4 {
+        let js = js.clone();
+        let acked = acked.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0u64.. {
+                let payload = format!("p{p}-{i}");
+                let Ok(fut) = js.publish("crash", payload.into()).await else {
+                    break;
+                };
+                match fut.await {
+                    Ok(ack) => acked.lock().unwrap().push(ack.sequence),
+                    Err(_) => break,
+                }
+            }
+        }));
+    }
+    while acked.lock().unwrap().len() < 3000 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.kill_now();
+    for t in tasks {
+        let _ = tokio::time::timeout(Duration::from_secs(30), t).await;
+    }
+    let acked = acked.lock().unwrap().clone();
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    let s = js.get_stream("CRASH").await.unwrap();
+    let info = s.get_info().await.unwrap();
+    let max = *acked.iter().max().unwrap();
+    assert!(info.state.last_sequence >= max, "{:?} < {max}", info.state);
+    assert_eq!(info.state.first_sequence, 1);
+    // Nothing is missing between the first and the last: every acked sequence is there.
+    assert_eq!(
+        info.state.messages, info.state.last_sequence,
+        "{:?}",
+        info.state
+    );
+    for seq in acked.iter().step_by(97) {
+        let m = s
+            .get_raw_message(*seq)
+            .await
+            .expect("an acked message is there");
+        assert!(m.payload.starts_with(b"p"));
+    }
+    // And the stream takes new messages after the last one that was written.
+    let ack = js
+        .publish("crash", "after".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(ack.sequence, info.state.last_sequence + 1);
+}

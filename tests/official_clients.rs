@@ -1,7 +1,7 @@
 //! The official NATS clients for Python (nats.py, and its new client `nats-core`), Go
 //! (nats.go) and JavaScript (nats.js) against the real beaver binary: each runs the same
 //! smoke script (`tests/official/`): pub/sub with a wildcard and headers, a queue group,
-//! request/reply, no responders.
+//! request/reply, no responders; and each one's JetStream API (`jetstream.*`) against `-js`.
 //! (The Rust client, async-nats, has its own, deeper tests in `tests/clients.rs`.)
 //!
 //! Each test needs its language's toolchain and client library; without them it prints
@@ -84,6 +84,22 @@ fn nats_py() {
     run_smoke(cmd, "nats.py smoke test");
 }
 
+/// nats.py's JetStream against `beaver -js` (tests/official/jetstream.py).
+#[test]
+fn nats_py_jetstream() {
+    let python = std::env::var("BEAVER_PYTHON").unwrap_or_else(|_| "python3".into());
+    if !works(&python, &["-c", "import nats.js"], None) {
+        return unavailable("python3 with nats-py (pip install nats-py)");
+    }
+    let store = scratch("py-jetstream-store");
+    let _ = std::fs::remove_dir_all(&store);
+    let server = ServerProcess::beaver(&["-js", "-sd", store.to_str().expect("utf-8 path")]);
+    let mut cmd = Command::new(&python);
+    cmd.arg(format!("{OFFICIAL}/jetstream.py"))
+        .arg(server.url());
+    run_smoke(cmd, "nats.py JetStream test");
+}
+
 /// nats.py's new client, `nats-core` (module `nats.client`), which needs Python 3.13 and
 /// reads every `INFO` field nats-server sends (it failed on the missing `go`).
 /// `BEAVER_PYTHON_CORE` names an interpreter that has it (`.ci/python313.sh` makes one);
@@ -129,6 +145,31 @@ fn nats_go() {
     run_smoke(cmd, "nats.go smoke test");
 }
 
+/// nats.go's JetStream against `beaver -js` (tests/official/jetstream.go).
+#[test]
+fn nats_go_jetstream() {
+    let gopath = std::env::var("BEAVER_GOPATH").unwrap_or_else(|_| "/usr/share/gocode".into());
+    if !works("go", &["version"], None)
+        || !Path::new(&gopath)
+            .join("src/github.com/nats-io/nats.go")
+            .exists()
+    {
+        return unavailable(
+            "go with nats.go (apt-get install golang-go golang-github-nats-io-go-nats-dev)",
+        );
+    }
+    let store = scratch("go-jetstream-store");
+    let _ = std::fs::remove_dir_all(&store);
+    let server = ServerProcess::beaver(&["-js", "-sd", store.to_str().expect("utf-8 path")]);
+    let mut cmd = Command::new("go");
+    cmd.args(["run", &format!("{OFFICIAL}/jetstream.go"), &server.url()])
+        .env("GO111MODULE", "off")
+        .env("GOPATH", &gopath)
+        .env("GOCACHE", scratch("gocache"))
+        .env("GOFLAGS", "");
+    run_smoke(cmd, "nats.go JetStream test");
+}
+
 #[test]
 fn nats_js() {
     if !works("node", &["--version"], None) {
@@ -152,4 +193,36 @@ fn nats_js() {
         .arg("smoke.mjs")
         .arg(format!("127.0.0.1:{}", server.port));
     run_smoke(cmd, "nats.js smoke test");
+}
+
+/// nats.js's JetStream against `beaver -js` (tests/official/jetstream.mjs).
+#[test]
+fn nats_js_jetstream() {
+    if !works("node", &["--version"], None) {
+        return unavailable("node");
+    }
+    let dir = scratch("js");
+    if !dir.join("node_modules/nats").exists() {
+        std::fs::write(dir.join("package.json"), "{\"private\": true}\n").expect("package.json");
+        if !works(
+            "npm",
+            &["install", "--no-audit", "--no-fund", "--silent", "nats@2"],
+            Some(&dir),
+        ) {
+            return unavailable("npm install nats@2");
+        }
+    }
+    std::fs::copy(
+        format!("{OFFICIAL}/jetstream.mjs"),
+        dir.join("jetstream.mjs"),
+    )
+    .expect("copy jetstream.mjs");
+    let store = scratch("js-jetstream-store");
+    let _ = std::fs::remove_dir_all(&store);
+    let server = ServerProcess::beaver(&["-js", "-sd", store.to_str().expect("utf-8 path")]);
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&dir)
+        .arg("jetstream.mjs")
+        .arg(format!("127.0.0.1:{}", server.port));
+    run_smoke(cmd, "nats.js JetStream test");
 }
