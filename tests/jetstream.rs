@@ -498,3 +498,38 @@ async fn every_acknowledged_message_survives_kill_9() {
         .unwrap();
     assert_eq!(ack.sequence, info.state.last_sequence + 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_always_from_a_config_file_keeps_what_was_acked() {
+    // The `jetstream` block as nats-server writes it, with the setting beaver offers on top.
+    let dir = StoreDir::new("always");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let conf = dir.0.join("js.conf");
+    let store = dir.0.join("store");
+    std::fs::write(
+        &conf,
+        format!(
+            "jetstream {{\n  store_dir: {:?}\n  max_file_store: 1GB\n  sync_interval: always\n}}\n",
+            store.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let mut server = ServerProcess::beaver(&["-c", conf.to_str().unwrap()]);
+    let (_c, js) = connect(&server).await;
+    js.create_stream(config("SYNCED", &["synced"]))
+        .await
+        .unwrap();
+    for i in 0..200 {
+        js.publish("synced", format!("{i}").into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    server.kill_now();
+    let server = ServerProcess::beaver(&["-c", conf.to_str().unwrap()]);
+    let (_c, js) = connect(&server).await;
+    let (state, msgs) = snapshot(&js, "SYNCED").await;
+    assert_eq!((state.messages, state.last_sequence), (200, 200));
+    assert_eq!(msgs[199].2, b"199");
+}
