@@ -337,6 +337,14 @@ async fn mirrors_and_sources_follow_their_origins() {
     assert_eq!(info.state.messages, 3);
     let last = only.get_raw_message(3).await.unwrap();
     assert_eq!(&last.payload[..], b"later");
+    // Links that loop are refused (a copy runs under its origin's lock).
+    let mut looping = config("ORIGIN", &["o.*"]);
+    looping.sources = Some(vec![stream::Source {
+        name: "ONLY_A".into(),
+        ..Default::default()
+    }]);
+    let err = js.update_stream(looping).await.unwrap_err();
+    assert!(err.to_string().contains("cycle"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -391,6 +391,39 @@ impl JsAccount {
         usage
     }
 
+    /// Whether `config` (new, or replacing the stream of its name) would make the mirror and
+    /// source links loop (A sources B, B sources A). Refused: a message is copied
+    /// downstream under its origin's lock, so the links must form no loop for the locks to
+    /// be taken in one order (docs/architecture.md, "Locks").
+    pub fn sources_loop(&self, config: &StreamConfig) -> bool {
+        let origins = |c: &StreamConfig| -> Vec<String> {
+            c.mirror
+                .iter()
+                .map(|m| m.name.clone())
+                .chain(c.sources.iter().map(|s| s.name.clone()))
+                .collect()
+        };
+        let mut links: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for s in self.stream_list() {
+            if s.name != config.name {
+                links.insert(s.name.clone(), origins(&s.config()));
+            }
+        }
+        links.insert(config.name.clone(), origins(config));
+        // Walk upstream from the new stream; reaching it again is a loop.
+        let mut todo = links.get(&config.name).cloned().unwrap_or_default();
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(name) = todo.pop() {
+            if name == config.name {
+                return true;
+            }
+            if seen.insert(name.clone()) {
+                todo.extend(links.get(&name).cloned().unwrap_or_default());
+            }
+        }
+        false
+    }
+
     /// Bytes reserved by streams with `max_bytes` (memory, file), as nats-server sums them.
     pub fn reserved(&self) -> (u64, u64) {
         let mut r = (0, 0);

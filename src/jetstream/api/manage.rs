@@ -41,6 +41,9 @@ fn check_overlap(acc: &JsAccount, config: &StreamConfig) -> Result<(), ApiError>
     Ok(())
 }
 
+/// beaver's refusal of mirror and source links that loop (nats-server accepts them).
+const SOURCES_LOOP: &str = "stream sources and mirrors can not form a cycle";
+
 pub(super) fn stream_create(acc: &JsAccount, name: &str, body: &[u8]) -> Answer {
     const T: &str = "io.nats.jetstream.api.v1.stream_create_response";
     let config: StreamConfig = match parse(body) {
@@ -74,6 +77,9 @@ pub(super) fn stream_create(acc: &JsAccount, name: &str, body: &[u8]) -> Answer 
     }
     if let Err(e) = check_overlap(acc, &config) {
         return error_answer(T, &e);
+    }
+    if acc.sources_loop(&config) {
+        return error_answer(T, &errors::invalid_config(SOURCES_LOOP));
     }
     match acc.create_stream(config) {
         Ok(stream) => created_answer(acc, &stream, T, true),
@@ -134,6 +140,9 @@ pub(super) fn stream_update(acc: &JsAccount, name: &str, body: &[u8]) -> Answer 
     }
     if let Err(e) = check_overlap(acc, &config) {
         return error_answer(T, &e);
+    }
+    if acc.sources_loop(&config) {
+        return error_answer(T, &errors::invalid_config(SOURCES_LOOP));
     }
     match acc.update_stream(&stream, config) {
         Ok(()) => created_answer(acc, &stream, T, false),
