@@ -308,14 +308,17 @@ impl<T> Index<T> {
     /// messages, oldest first, except the newest `keep` of them, and only below `up_to`.
     pub fn purge(&mut self, purge: &Purge) -> Removed<T> {
         let filter = purge.filter.as_deref().filter(|f| !is_all(f));
+        // nats-server takes a `seq` of 0 or 1 as no bound at all (checked on 2.9.10: a purge
+        // with seq 1 empties the stream).
+        let up_to = purge.up_to.filter(|&u| u > 1);
         let out = match (filter, purge.keep) {
-            (None, None) => self.compact(purge.up_to.unwrap_or(self.last_seq + 1)),
+            (None, None) => self.compact(up_to.unwrap_or(self.last_seq + 1)),
             _ => {
                 let matching = self.matching(filter);
                 let n = matching
                     .len()
                     .saturating_sub(purge.keep.unwrap_or(0) as usize);
-                let below = |s: &u64| purge.up_to.is_none_or(|u| *s < u);
+                let below = |s: &u64| up_to.is_none_or(|u| *s < u);
                 let mut out = Vec::new();
                 for seq in matching.into_iter().take(n).take_while(below) {
                     if let Some(e) = self.take(seq) {

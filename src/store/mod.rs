@@ -173,6 +173,8 @@ pub struct Purge {
     /// Only messages whose subject matches this filter (wildcards allowed).
     pub filter: Option<Bytes>,
     /// Only messages with a sequence below this one (exclusive, as nats-server's `seq`).
+    /// 0 and 1 mean no bound, as in nats-server (a purge with `seq: 1` removes everything
+    /// it matches).
     pub up_to: Option<u64>,
     /// Keep this many of the newest (matching) messages.
     pub keep: Option<u64>,

@@ -500,6 +500,20 @@ pub(crate) fn purge_up_to(h: &mut dyn Harness) {
     assert_eq!(s.purge(&p).unwrap(), 3);
     assert_eq!(seqs(s.as_ref()), (3, 4, 6));
     assert_eq!(s.purge(&p).unwrap(), 0);
+    // 1 is no bound (nats-server's reading of `seq`): everything goes.
+    let mut t = abc(h);
+    let p = Purge {
+        up_to: Some(1),
+        ..Purge::default()
+    };
+    assert_eq!(t.purge(&p).unwrap(), 6);
+    let p = Purge {
+        filter: filter("a.*"),
+        up_to: Some(1),
+        ..Purge::default()
+    };
+    let mut t = abc(h);
+    assert_eq!(t.purge(&p).unwrap(), 3);
     // Past the end: everything goes and the next message gets up_to (nats-server's Compact).
     let p = Purge {
         up_to: Some(10),
