@@ -361,3 +361,57 @@ fn same_as_memory_under_random_operations() {
         }
     }
 }
+
+/// The writer side of [`killed_writer_loses_nothing_acknowledged`]: run only as that test's
+/// child process (it stores until killed, printing each sequence once `store_msg` returned).
+#[test]
+#[ignore = "run by killed_writer_loses_nothing_acknowledged"]
+fn killed_writer_child() {
+    let Some(dir) = std::env::var_os("BEAVER_STORE_KILL_DIR") else {
+        return;
+    };
+    let mut s = reopen(Path::new(&dir), 4096).open();
+    let mut out = std::io::stdout();
+    for i in 0u64.. {
+        let seq = put(&mut s, "kill.test", &i.to_le_bytes());
+        std::io::Write::write_all(&mut out, format!("stored {seq}\n").as_bytes()).unwrap();
+        std::io::Write::flush(&mut out).unwrap();
+    }
+}
+
+/// A process killed (SIGKILL on unix, TerminateProcess on Windows) in the middle of storing
+/// loses none of the messages whose `store_msg` had returned.
+#[test]
+fn killed_writer_loses_nothing_acknowledged() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let tmp = TempDir::new("kill");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "store::file::tests::killed_writer_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("BEAVER_STORE_KILL_DIR", tmp.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut acked = 0;
+    while acked < 3_000 {
+        let line = lines.next().expect("the child stores").unwrap();
+        if let Some(seq) = line.strip_prefix("stored ") {
+            acked = seq.parse().unwrap();
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let s = reopen(tmp.path(), 4096).open();
+    let st = s.state();
+    assert!(st.last_seq >= acked, "{} < {acked}", st.last_seq);
+    assert_eq!((st.first_seq, st.msgs), (1, st.last_seq));
+    for seq in 1..=acked {
+        assert_eq!(&s.load(seq).unwrap().data[..], &(seq - 1).to_le_bytes());
+    }
+}
