@@ -69,6 +69,11 @@ const STEPS: &[Step] = &[
     req("$JS.API.STREAM.CREATE.NOSUBJ", r#"{"name":"NOSUBJ"}"#),
     req("$JS.API.STREAM.CREATE.A", r#"{"name":"B"}"#),
     req("$JS.API.STREAM.CREATE.a*", r#"{"name":"a*"}"#),
+    req("$JS.API.STREAM.CREATE./etc", r#"{"name":"/etc"}"#),
+    req(
+        "$JS.API.STREAM.CREATE.a/b",
+        r#"{"name":"a/b","subjects":["ab"]}"#,
+    ),
     req("$JS.API.STREAM.CREATE.E", ""),
     req("$JS.API.STREAM.CREATE.E", "{not json"),
     req(

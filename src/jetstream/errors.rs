@@ -135,3 +135,6 @@ pub fn store_limit(reason: &str) -> ApiError {
 }
 /// `JSStreamInfoMaxSubjectsErr`.
 pub const MAX_SUBJECTS: ApiError = e(500, 10117, "subject details would exceed maximum allowed");
+/// `JSStreamNameContainsPathSeparatorsErr`: a stream's name becomes a directory's.
+pub const NAME_WITH_PATH_SEPARATORS: ApiError =
+    e(400, 10128, "Stream name can not contain path separators");

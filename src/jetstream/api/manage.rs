@@ -53,6 +53,10 @@ pub(super) fn stream_create(acc: &JsAccount, name: &str, body: &[u8]) -> Answer 
     if config.name != name {
         return error_answer(T, &errors::STREAM_MISMATCH);
     }
+    if name.contains(['/', '\\']) {
+        // The name is a directory's under the store: `/etc` must not escape it.
+        return error_answer(T, &errors::NAME_WITH_PATH_SEPARATORS);
+    }
     if config.sealed {
         return error_answer(
             T,
