@@ -1034,3 +1034,139 @@ fn large_messages_cross_routes_intact() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A client of a beaver node without JetStream uses the JetStream of the nats-server nodes of
+/// its cluster: beaver passes `$JS.API` requests through the system account, as a
+/// nats-server node without JetStream does (`jetstream::forward`), and the stream's
+/// subjects cross routes as any interest. Two nats-server nodes with `-js` (clustered
+/// JetStream needs configured routes between them) and one beaver node.
+#[test]
+fn a_beaver_node_reaches_the_jetstream_of_nats_server_nodes() {
+    if common::nats_server_path().is_none() {
+        let _ = ServerProcess::nats_server(&[]);
+        return;
+    }
+    let ports = free_ports(3);
+    let url = |p: u16| format!("nats://127.0.0.1:{p}");
+    let store = std::env::temp_dir().join(format!("beaver-js-mixed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&store);
+    let js_node = |i: usize, name: &str| {
+        let listen = url(ports[i]);
+        let routes = [url(ports[0]), url(ports[1]), url(ports[2])]
+            .into_iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, u)| u)
+            .collect::<Vec<_>>()
+            .join(",");
+        let dir = store.join(name);
+        ServerProcess::nats_server(&[
+            "-js",
+            "-sd",
+            dir.to_str().unwrap(),
+            "-n",
+            name,
+            "--cluster",
+            &listen,
+            "--cluster_name",
+            "t",
+            "--routes",
+            &routes,
+        ])
+        .expect("nats-server starts")
+    };
+    let beaver = ServerProcess::beaver(&[
+        "-n",
+        "C",
+        "--cluster",
+        &url(ports[2]),
+        "--cluster_name",
+        "t",
+        "--routes",
+        &format!("{},{}", url(ports[0]), url(ports[1])),
+    ]);
+    let _a = js_node(0, "A");
+    let _b = js_node(1, "B");
+    rt().block_on(async {
+        use async_nats::jetstream;
+        let client = async_nats::connect(beaver.url()).await.unwrap();
+        assert!(
+            !client.server_info().jetstream,
+            "beaver itself has no JetStream"
+        );
+        let js = jetstream::new(client.clone());
+        let config = jetstream::stream::Config {
+            name: "ORDERS".into(),
+            subjects: vec!["orders.*".into()],
+            ..Default::default()
+        };
+        // The nats-server nodes elect their JetStream leader first: until then the API
+        // answers with an error (or not at all).
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            match js.create_stream(config.clone()).await {
+                Ok(_) => break,
+                Err(e) => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "no JetStream through beaver: {e}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+        for i in 0..100 {
+            // The stream's interest reaches beaver by route a moment after the create.
+            let ack = loop {
+                match js
+                    .publish(format!("orders.{}", i % 3), "x".into())
+                    .await
+                    .unwrap()
+                    .await
+                {
+                    Ok(ack) => break ack,
+                    Err(e) => {
+                        assert!(Instant::now() < deadline, "publish: {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+            };
+            assert_eq!((ack.stream.as_str(), ack.sequence), ("ORDERS", i + 1));
+        }
+        let stream = js.get_stream("ORDERS").await.unwrap();
+        let info = stream.get_info().await.unwrap();
+        assert_eq!(info.state.messages, 100);
+        let m = stream.get_raw_message(2).await.unwrap();
+        assert_eq!(m.subject.as_str(), "orders.1");
+    });
+    let _ = std::fs::remove_dir_all(&store);
+}
+
+/// Without JetStream anywhere in the cluster, the API has no responders, as from
+/// nats-server (beaver's forwarder answers the 503 itself).
+#[test]
+fn without_jetstream_in_the_cluster_the_api_has_no_responders() {
+    let ports = free_ports(2);
+    let url = |p: u16| format!("nats://127.0.0.1:{p}");
+    let a = ServerProcess::beaver(&[
+        "--cluster",
+        &url(ports[0]),
+        "--cluster_name",
+        "t",
+        "--routes",
+        &url(ports[1]),
+    ]);
+    let _b = ServerProcess::beaver(&[
+        "--cluster",
+        &url(ports[1]),
+        "--cluster_name",
+        "t",
+        "--routes",
+        &url(ports[0]),
+    ]);
+    rt().block_on(async {
+        let client = async_nats::connect(a.url()).await.unwrap();
+        let err = client.request("$JS.API.INFO", "".into()).await.unwrap_err();
+        assert_eq!(err.kind(), async_nats::RequestErrorKind::NoResponders);
+    });
+}

@@ -11,6 +11,8 @@
 //! - [`config`]: a stream's configuration, defaults and rules;
 //! - [`stream`]: one stream (dedup, expected headers, rollups, acks, republish);
 //! - [`api`]: the API requests and their JSON;
+//! - [`forward`]: without JetStream here, clients' API requests go to the nats-server nodes
+//!   of the cluster that have it;
 //! - `crate::store`: the messages themselves (memory or files).
 //!
 //! On disk: `<store_dir>/jetstream/<account>/streams/<stream>/meta.json` (the configuration
@@ -29,6 +31,7 @@
 pub mod api;
 pub mod config;
 pub mod errors;
+pub mod forward;
 pub mod headers;
 pub mod json;
 pub mod stream;

@@ -56,6 +56,8 @@ pub struct Server {
     monitor: Option<Monitor>,
     /// JetStream, when enabled.
     jetstream: Option<Arc<JetStream>>,
+    /// Without JetStream, in a cluster: clients' API requests to the nodes that have it.
+    _js_forward: Option<Arc<crate::jetstream::forward::Forwarder>>,
 }
 
 /// Why [`Server::start`] failed.
@@ -98,7 +100,17 @@ impl Server {
             Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
             None => None,
         };
-        let accounts = Accounts::new(config.accounts.iter().map(|a| a.name.as_str()));
+        // A clustered server without JetStream has nats-server's system account, where the
+        // cluster's JetStream API lives (see `jetstream::forward`).
+        let system = (config.cluster.is_some() && config.jetstream.is_none())
+            .then_some(crate::jetstream::forward::SYSTEM_ACCOUNT);
+        let accounts = Accounts::new(
+            config
+                .accounts
+                .iter()
+                .map(|a| a.name.as_str())
+                .chain(system),
+        );
         let auth = crate::client::Authenticator::new(&config, &accounts);
         if auth.has_plain_passwords() {
             log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
@@ -194,6 +206,10 @@ impl Server {
         // publish to them.
         let jetstream =
             JetStream::start(&shared).map_err(|e| StartError::JetStream(e.to_string()))?;
+        let js_forward = match (&jetstream, system) {
+            (None, Some(_)) => crate::jetstream::forward::Forwarder::start(&shared),
+            _ => None,
+        };
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
         let route_acceptor = match (route_listener, &routes) {
             (Some(l), Some(r)) => {
@@ -217,6 +233,7 @@ impl Server {
             writers: Some(writers),
             monitor: None,
             jetstream,
+            _js_forward: js_forward,
         };
         // Started after the acceptor, so that `/healthz` answering means clients can connect.
         // (On failure, dropping `server` shuts down what was started.)

@@ -75,9 +75,6 @@ struct FileAccount {
     default_permissions: Option<Spanned<FilePermissions>>,
     exports: Option<Spanned<de::IgnoredAny>>,
     imports: Option<Spanned<de::IgnoredAny>>,
-    /// An account's JetStream limits: accepted; JetStream serves every account, unlimited,
-    /// for now.
-    #[allow(dead_code)]
     jetstream: Option<Spanned<de::IgnoredAny>>,
     #[serde(alias = "maps")]
     mappings: Option<Spanned<de::IgnoredAny>>,
@@ -347,6 +344,12 @@ pub(super) fn apply_accounts(cx: &mut Apply, accounts: FileAccounts) -> Result<(
                 "imports",
                 &block.imports,
                 "imports and exports are not supported yet",
+            ),
+            (
+                "jetstream",
+                &block.jetstream,
+                "account JetStream limits are not supported yet: with JetStream on, every \
+                 account has it, unlimited",
             ),
             (
                 "mappings",
