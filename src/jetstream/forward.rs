@@ -28,6 +28,9 @@ pub const SYSTEM_ACCOUNT: &str = "$SYS";
 /// How long a forwarded request waits for its answer before its mapping is forgotten.
 const ANSWER_WAIT: Duration = Duration::from_secs(60);
 
+/// A forwarded request: the requester's account, its reply subject, when it was sent.
+type Waiting = (Arc<Account>, Bytes, Instant);
+
 /// The forwarder: one service client per account for the requests, one in `$SYS` for the
 /// answers.
 pub struct Forwarder {
@@ -35,8 +38,8 @@ pub struct Forwarder {
     system: Arc<Account>,
     /// `_R_.<prefix>.`: this server's reply subjects in `$SYS`.
     prefix: String,
-    /// Token → (requester's account, requester's reply subject, when forwarded).
-    pending: Mutex<HashMap<String, (Arc<Account>, Bytes, Instant)>>,
+    /// Token → the request waiting for its answer.
+    pending: Mutex<HashMap<String, Waiting>>,
     next: std::sync::atomic::AtomicU64,
     clients: Mutex<Vec<Arc<Client>>>,
     /// Whether the answers' subscription exists: made at the first forwarded request, so a
