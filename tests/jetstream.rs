@@ -541,3 +541,52 @@ async fn sync_always_from_a_config_file_keeps_what_was_acked() {
     assert_eq!((state.messages, state.last_sequence), (200, 200));
     assert_eq!(msgs[199].2, b"199");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_torn_tail_is_cut_at_restart_never_served() {
+    let dir = StoreDir::new("torn");
+    let mut server = start(&dir);
+    let (client, js) = connect(&server).await;
+    js.create_stream(config("TORN", &["torn"])).await.unwrap();
+    for i in 0..10 {
+        js.publish("torn", format!("m{i}").into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    drop(client);
+    server.kill_now();
+    // A write the process did not finish: half a record's worth of bytes after the last one.
+    let msgs = dir
+        .0
+        .join("jetstream")
+        .join("$G")
+        .join("streams")
+        .join("TORN")
+        .join("msgs");
+    let mut segments: Vec<_> = std::fs::read_dir(&msgs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+        .collect();
+    segments.sort();
+    let last = segments.last().expect("a segment");
+    let mut f = std::fs::OpenOptions::new().append(true).open(last).unwrap();
+    std::io::Write::write_all(&mut f, &[60, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 11, 0]).unwrap();
+    drop(f);
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    let (state, msgs) = snapshot(&js, "TORN").await;
+    assert_eq!((state.messages, state.last_sequence), (10, 10));
+    assert_eq!(msgs[9].2, b"m9");
+    let ack = js
+        .publish("torn", "next".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(ack.sequence, 11);
+    let s = js.get_stream("TORN").await.unwrap();
+    assert_eq!(&s.get_raw_message(11).await.unwrap().payload[..], b"next");
+}
