@@ -11,11 +11,12 @@
 //! The deleted set is not kept: the deleted sequences are exactly those between the first and
 //! the last sequence with no entry, so `num_deleted` and `deleted()` derive from the map.
 
+use super::seqmap::SeqMap;
 use super::{Limits, Purge, StoreError, StreamState};
 use crate::subjects::{has_wildcard, subject_matches};
 use bytes::Bytes;
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Whether a filter selects every subject (`>`, or empty as nats-server takes it).
 fn is_all(filter: &[u8]) -> bool {
@@ -41,7 +42,7 @@ pub(crate) type Removed<T> = Vec<(u64, Entry<T>)>;
 /// The in-memory index of one stream's live messages (see the module doc).
 #[derive(Debug)]
 pub(crate) struct Index<T> {
-    msgs: BTreeMap<u64, Entry<T>>,
+    msgs: SeqMap<Entry<T>>,
     /// Per subject, its live sequences ascending: count, first and last are its length, front
     /// and back. A deque because the common removal is a subject's oldest.
     subjects: FxHashMap<Bytes, VecDeque<u64>>,
@@ -58,13 +59,22 @@ impl<T> Index<T> {
     /// An empty index (a new stream: first and last sequence 0).
     pub fn new(limits: Limits) -> Self {
         Index {
-            msgs: BTreeMap::new(),
+            msgs: SeqMap::default(),
             subjects: FxHashMap::default(),
             bytes: 0,
             last_seq: 0,
             last_ts: 0,
             empty_first: 0,
             limits,
+        }
+    }
+
+    /// `subject` as the index already holds it, when some live message has it: a new entry
+    /// then shares the subject's bytes (a reference count) instead of a copy per message.
+    pub fn intern(&self, subject: &[u8]) -> Bytes {
+        match self.subjects.get_key_value(subject) {
+            Some((k, _)) => k.clone(),
+            None => Bytes::copy_from_slice(subject),
         }
     }
 
@@ -85,7 +95,7 @@ impl<T> Index<T> {
 
     /// The first live sequence, or what the state reports when none is live.
     pub fn first_seq(&self) -> u64 {
-        self.msgs.keys().next().copied().unwrap_or(self.empty_first)
+        self.msgs.first().map_or(self.empty_first, |(s, _)| s)
     }
 
     /// Whether a message of `size` to `subject` may be stored under `discard: new`.
@@ -126,7 +136,7 @@ impl<T> Index<T> {
             .entry(entry.subject.clone())
             .or_default()
             .push_back(seq);
-        self.msgs.insert(seq, entry);
+        self.msgs.push(seq, entry);
     }
 
     /// Moves the last sequence forward to `seq` (a replayed segment header, which carries the
@@ -167,7 +177,7 @@ impl<T> Index<T> {
 
     /// Takes one message out, keeping bytes, per-subject state and the first sequence right.
     fn take(&mut self, seq: u64) -> Option<Entry<T>> {
-        let entry = self.msgs.remove(&seq)?;
+        let entry = self.msgs.remove(seq)?;
         self.bytes -= entry.size;
         if let Some(seqs) = self.subjects.get_mut(&entry.subject) {
             if seqs.front() == Some(&seq) {
@@ -192,7 +202,7 @@ impl<T> Index<T> {
 
     /// Takes out the oldest live message.
     fn take_first(&mut self, out: &mut Removed<T>) -> bool {
-        match self.msgs.keys().next().copied() {
+        match self.msgs.first().map(|(s, _)| s) {
             Some(seq) => {
                 if let Some(e) = self.take(seq) {
                     out.push((seq, e));
@@ -263,7 +273,7 @@ impl<T> Index<T> {
             return out;
         }
         let cutoff = now.saturating_sub(i64::try_from(max_age).unwrap_or(i64::MAX));
-        while let Some((&seq, e)) = self.msgs.iter().next() {
+        while let Some((seq, e)) = self.msgs.first() {
             if e.ts > cutoff {
                 break;
             }
@@ -278,8 +288,7 @@ impl<T> Index<T> {
     /// sequences on, as nats-server's `Compact`: the next message gets `floor`. When nothing
     /// is left the first sequence is last + 1.
     pub fn compact(&mut self, floor: u64) -> Removed<T> {
-        let kept = self.msgs.split_off(&floor);
-        let gone = std::mem::replace(&mut self.msgs, kept);
+        let gone = self.msgs.drain_below(floor);
         let mut out = Vec::with_capacity(gone.len());
         for (seq, e) in gone {
             self.bytes -= e.size;
@@ -337,7 +346,7 @@ impl<T> Index<T> {
     /// The live sequences whose subject matches `filter` (all when `None`), ascending.
     fn matching(&self, filter: Option<&[u8]>) -> Vec<u64> {
         match filter {
-            None => self.msgs.keys().copied().collect(),
+            None => self.msgs.iter().map(|(s, _)| s).collect(),
             Some(f) if !has_wildcard(f) => self
                 .subjects
                 .get(f)
@@ -346,14 +355,14 @@ impl<T> Index<T> {
                 .msgs
                 .iter()
                 .filter(|(_, e)| subject_matches(&e.subject, f))
-                .map(|(s, _)| *s)
+                .map(|(s, _)| s)
                 .collect(),
         }
     }
 
     /// The live message `seq`.
     pub fn get(&self, seq: u64) -> Option<&Entry<T>> {
-        self.msgs.get(&seq)
+        self.msgs.get(seq)
     }
 
     /// The first live message at or after `start` matching `filter` (all when `None`).
@@ -366,18 +375,18 @@ impl<T> Index<T> {
             }
             Some(f) if !is_all(f) => self
                 .msgs
-                .range(start..)
+                .iter_from(start)
                 .find(|(_, e)| subject_matches(&e.subject, f))
-                .map(|(s, _)| *s),
-            _ => self.msgs.range(start..).next().map(|(s, _)| *s),
+                .map(|(s, _)| s),
+            _ => self.msgs.iter_from(start).next().map(|(s, _)| s),
         }?;
-        self.msgs.get(&found).map(|e| (found, e))
+        self.msgs.get(found).map(|e| (found, e))
     }
 
     /// The newest live message matching `filter`.
     pub fn last_match(&self, filter: &[u8]) -> Option<(u64, &Entry<T>)> {
         let found = if is_all(filter) {
-            self.msgs.keys().next_back().copied()
+            self.msgs.last().map(|(s, _)| s)
         } else if !has_wildcard(filter) {
             self.subjects.get(filter)?.back().copied()
         } else {
@@ -385,15 +394,15 @@ impl<T> Index<T> {
                 .iter()
                 .rev()
                 .find(|(_, e)| subject_matches(&e.subject, filter))
-                .map(|(s, _)| *s)
+                .map(|(s, _)| s)
         }?;
-        self.msgs.get(&found).map(|e| (found, e))
+        self.msgs.get(found).map(|e| (found, e))
     }
 
     /// The stream state.
     pub fn state(&self) -> StreamState {
-        let first = self.msgs.first_key_value();
-        let first_seq = first.map_or(self.empty_first, |(s, _)| *s);
+        let first = self.msgs.first();
+        let first_seq = first.map_or(self.empty_first, |(s, _)| s);
         let msgs = self.msgs.len() as u64;
         StreamState {
             msgs,
@@ -414,11 +423,11 @@ impl<T> Index<T> {
     /// The sequences between the first and the last with no live message, ascending.
     pub fn deleted(&self) -> Vec<u64> {
         let mut out = Vec::new();
-        let mut next = match self.msgs.keys().next() {
-            Some(&s) => s,
+        let mut next = match self.msgs.first() {
+            Some((s, _)) => s,
             None => return out,
         };
-        for &seq in self.msgs.keys() {
+        for (seq, _) in self.msgs.iter() {
             out.extend(next..seq);
             next = seq + 1;
         }

@@ -51,7 +51,7 @@ impl Store for MemoryStore {
         self.index.check(subject, size)?;
         let seq = self.index.next_seq();
         let entry = Entry {
-            subject: Bytes::copy_from_slice(subject),
+            subject: self.index.intern(subject),
             ts,
             size,
             loc: Body {

@@ -12,6 +12,7 @@
 pub mod file;
 mod index;
 pub mod memory;
+mod seqmap;
 
 #[cfg(test)]
 mod tests;

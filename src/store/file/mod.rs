@@ -368,7 +368,7 @@ impl Store for FileStore {
             len: buf.len() as u32,
         };
         let entry = Entry {
-            subject: Bytes::copy_from_slice(subject),
+            subject: self.index.intern(subject),
             ts,
             size,
             loc,

@@ -5,7 +5,6 @@ use super::segment::{self, Bad, Header, Kind, Segment, HEADER_LEN};
 use super::Loc;
 use crate::store::index::{Entry, Index};
 use crate::store::{file_msg_size, Limits, StoreError};
-use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::Read;
@@ -131,7 +130,7 @@ fn replay(
                 return Ok(());
             }
             let entry = Entry {
-                subject: Bytes::copy_from_slice(r.subject),
+                subject: index.intern(r.subject),
                 ts: r.ts,
                 size: file_msg_size(r.subject.len(), r.headers.len(), r.data.len()),
                 loc,
