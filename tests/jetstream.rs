@@ -590,3 +590,46 @@ async fn a_torn_tail_is_cut_at_restart_never_served() {
     let s = js.get_stream("TORN").await.unwrap();
     assert_eq!(&s.get_raw_message(11).await.unwrap().payload[..], b"next");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishers_of_two_streams_beside_a_mirror_do_not_deadlock() {
+    // A mirror of A: every message stored in A is copied into M under A's lock. Publishers
+    // of A and of B, on their own connections, must never wait for each other's streams.
+    let dir = StoreDir::new("deadlock");
+    let server = start(&dir);
+    let (_c, js) = connect(&server).await;
+    js.create_stream(config("A", &["a"])).await.unwrap();
+    js.create_stream(config("B", &["b"])).await.unwrap();
+    js.create_stream(stream::Config {
+        name: "M".into(),
+        mirror: Some(stream::Source {
+            name: "A".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let mut tasks = Vec::new();
+    for (i, subject) in ["a", "b", "a", "b"].into_iter().enumerate() {
+        let client = async_nats::connect(server.url()).await.unwrap();
+        tasks.push(tokio::spawn(async move {
+            let js = jetstream::new(client);
+            for n in 0..1500 {
+                js.publish(subject, format!("{i}-{n}").into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("publishers finish (no deadlock)")
+            .unwrap();
+    }
+    let m = js.get_stream("M").await.unwrap().get_info().await.unwrap();
+    assert_eq!(m.state.messages, 3000);
+}

@@ -44,7 +44,7 @@ use config::{Storage, StreamConfig};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use stream::Stream;
@@ -84,9 +84,12 @@ pub struct JsAccount {
     client: Arc<Client>,
     /// The streams by name.
     pub streams: RwLock<BTreeMap<String, Arc<Stream>>>,
-    /// Whether any stream of the account is a mirror or has sources: when not, a publish
-    /// does not look for streams to feed.
-    has_downstream: std::sync::atomic::AtomicBool,
+    /// Origin stream name → the streams that mirror it or source from it, with their
+    /// filters. Rebuilt from the configurations on every create, update and delete; read by
+    /// each stored message, which then locks only the streams it feeds (locking every
+    /// stream to read its configuration, with the origin locked, deadlocked two publishers
+    /// of two streams).
+    downstream: RwLock<BTreeMap<String, Vec<Downstream>>>,
     /// The subscriptions of each stream (removed with it, replaced on update).
     stream_subs: Mutex<BTreeMap<String, Vec<Arc<Subscription>>>>,
     /// `<root>/<account>/streams`.
@@ -313,7 +316,7 @@ impl JsAccount {
                 js: Arc::downgrade(js),
                 shared: Arc::downgrade(shared),
                 creating: Mutex::new(()),
-                has_downstream: std::sync::atomic::AtomicBool::new(false),
+                downstream: RwLock::new(BTreeMap::new()),
                 api_total: AtomicU64::new(0),
                 api_errors: AtomicU64::new(0),
             }
@@ -470,15 +473,27 @@ impl JsAccount {
         self.recompute_downstream();
     }
 
-    /// Sets `has_downstream` from the configurations (after a change to them).
+    /// Rebuilds `downstream` from the configurations (after a change to them).
     fn recompute_downstream(&self) {
-        let any = self.stream_list().iter().any(|s| {
+        let mut map: BTreeMap<String, Vec<Downstream>> = BTreeMap::new();
+        for s in self.stream_list() {
             let c = s.config();
-            c.mirror.is_some() || !c.sources.is_empty()
-        });
-        // Relaxed: a publish racing with the change may feed or not, as it could a moment
-        // earlier or later; the flag guards no other data.
-        self.has_downstream.store(any, Ordering::Relaxed);
+            if let Some(m) = &c.mirror {
+                map.entry(m.name.clone()).or_default().push(Downstream {
+                    stream: s.clone(),
+                    mirror: true,
+                    filter: m.filter_subject.clone(),
+                });
+            }
+            for src in &c.sources {
+                map.entry(src.name.clone()).or_default().push(Downstream {
+                    stream: s.clone(),
+                    mirror: false,
+                    filter: src.filter_subject.clone(),
+                });
+            }
+        }
+        *self.downstream.write() = map;
     }
 
     fn subscribe_stream(&self, name: &str, subjects: &[String]) {
@@ -641,34 +656,26 @@ impl JsAccount {
     }
 
     /// Passes a message just stored in the last stream of `chain` (still locked by the
-    /// caller) on to the streams that mirror it or source from it, and theirs in turn. A
-    /// stream already in `chain` is skipped: a loop of sources stops instead of locking a
-    /// stream twice.
+    /// caller) on to the streams that mirror it or source from it, and theirs in turn. The
+    /// links form no loop (`sources_loop` refuses them), so locks go from origin to
+    /// downstream only; `chain` guards against a loop anyway.
     fn feed_downstream(&self, chain: &mut Vec<String>, msg: &crate::store::StoredMsg) {
-        let Some(origin) = chain.last().cloned() else {
-            return;
+        let Some(origin) = chain.last() else { return };
+        let targets = match self.downstream.read().get(origin) {
+            Some(t) => t.clone(),
+            None => return,
         };
-        for s in self.stream_list() {
-            if chain.contains(&s.name) {
+        for d in targets {
+            if chain.contains(&d.stream.name) || !matches_filter(&d.filter, &msg.subject) {
                 continue;
             }
-            let mut st = s.lock();
-            let stored = if let Some(m) = &st.config.mirror {
-                if m.name != origin || !matches_filter(&m.filter_subject, &msg.subject) {
-                    continue;
-                }
-                s.store_mirrored_locked(&mut st, msg)
-            } else if let Some(src) = st.config.sources.iter().find(|x| x.name == origin) {
-                if !matches_filter(&src.filter_subject, &msg.subject) {
-                    continue;
-                }
-                s.store_sourced_locked(&mut st, msg)
+            let stored = if d.mirror {
+                d.stream.store_mirrored(msg)
             } else {
-                continue;
+                d.stream.store_sourced(msg)
             };
-            drop(st);
             if let Some(stored) = stored {
-                chain.push(s.name.clone());
+                chain.push(d.stream.name.clone());
                 self.feed_downstream(chain, &stored);
                 chain.pop();
             }
@@ -702,6 +709,14 @@ fn filter(f: &str) -> Option<&[u8]> {
 
 fn matches_filter(f: &str, subject: &[u8]) -> bool {
     f.is_empty() || crate::subjects::subject_matches(subject, f.as_bytes())
+}
+
+/// A stream fed by another: mirror or source, and the origin's subjects it takes.
+#[derive(Clone)]
+struct Downstream {
+    stream: Arc<Stream>,
+    mirror: bool,
+    filter: String,
 }
 
 /// `meta.json`: what a file stream needs besides its messages.
@@ -756,7 +771,7 @@ impl Service for ServiceHandle {
         let Some(stream) = acc.stream(name) else {
             return;
         };
-        let feeds = acc.has_downstream.load(Ordering::Relaxed);
+        let feeds = acc.downstream.read().contains_key(name);
         let mut feed = |stored: &crate::store::StoredMsg| {
             if feeds {
                 acc.feed_downstream(&mut vec![name.to_string()], stored);
