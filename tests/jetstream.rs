@@ -633,3 +633,81 @@ async fn publishers_of_two_streams_beside_a_mirror_do_not_deadlock() {
     let m = js.get_stream("M").await.unwrap().get_info().await.unwrap();
     assert_eq!(m.state.messages, 3000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_requests_get_errors_and_the_server_stays_up() {
+    let dir = StoreDir::new("hostile");
+    let server = start(&dir);
+    let (client, js) = connect(&server).await;
+    let ask = |subject: &'static str, body: String| {
+        let client = client.clone();
+        async move {
+            let m = client
+                .request(subject, body.into())
+                .await
+                .expect("an answer");
+            serde_json::from_slice::<serde_json::Value>(&m.payload).unwrap()
+        }
+    };
+    let err_code = |v: &serde_json::Value| v["error"]["err_code"].as_u64();
+    // JSON nested deeper than any request needs: refused before it is read (reading it
+    // recursed past a reader thread's stack).
+    let deep = format!(
+        r#"{{"name":"S","x":{}1{}}}"#,
+        r#"{"a":"#.repeat(200),
+        "}".repeat(200)
+    );
+    assert_eq!(
+        err_code(&ask("$JS.API.STREAM.CREATE.S", deep).await),
+        Some(10025)
+    );
+    assert_eq!(
+        err_code(&ask("$JS.API.STREAM.CREATE.S", "[]".into()).await),
+        Some(10025)
+    );
+    // A subject that would end a protocol line when its interest crosses a route.
+    let injected = r#"{"name":"S","subjects":["a\r\nPUB x 1\r\n"]}"#.to_string();
+    assert_eq!(
+        err_code(&ask("$JS.API.STREAM.CREATE.S", injected).await),
+        Some(10052)
+    );
+    let spaced = r#"{"name":"S","subjects":["a b"]}"#.to_string();
+    assert_eq!(
+        err_code(&ask("$JS.API.STREAM.CREATE.S", spaced).await),
+        Some(10052)
+    );
+    // A purge that would move the sequences past 2^63.
+    js.create_stream(config("S", &["s"])).await.unwrap();
+    js.publish("s", "x".into()).await.unwrap().await.unwrap();
+    let huge = format!(r#"{{"seq":{}}}"#, u64::MAX);
+    assert_eq!(
+        err_code(&ask("$JS.API.STREAM.PURGE.S", huge).await),
+        Some(10003)
+    );
+    let ack = js.publish("s", "y".into()).await.unwrap().await.unwrap();
+    assert_eq!(ack.sequence, 2);
+    // A mirror over a gap of billions lists a bounded number of deleted sequences.
+    js.create_stream(config("O", &["o"])).await.unwrap();
+    js.publish("o", "1".into()).await.unwrap().await.unwrap();
+    js.create_stream(stream::Config {
+        name: "M".into(),
+        mirror: Some(stream::Source {
+            name: "O".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let far = format!(r#"{{"seq":{}}}"#, 1u64 << 40);
+    ask("$JS.API.STREAM.PURGE.O", far).await;
+    js.publish("o", "2".into()).await.unwrap().await.unwrap();
+    let info = ask(
+        "$JS.API.STREAM.INFO.M",
+        r#"{"deleted_details":true}"#.into(),
+    )
+    .await;
+    assert_eq!(info["state"]["last_seq"], 1u64 << 40);
+    assert!(info["state"]["deleted"].as_array().unwrap().len() <= 100_000);
+    assert_eq!(js.query_account().await.unwrap().streams, 3);
+}

@@ -214,7 +214,7 @@ pub fn deliver_message(
 /// Answers a service may cause in a row from one message (a reply that reaches a service
 /// that answers again, and so on): a configuration that loops (a stream republishing onto
 /// another's subjects and back) stops here instead of spinning the reader.
-const MAX_SERVICE_CHAIN: usize = 1024;
+const MAX_SERVICE_CHAIN: usize = 64;
 
 /// Delivers what services answered, in order, as publishes of their accounts; answers to
 /// those answers follow, up to [`MAX_SERVICE_CHAIN`].

@@ -190,10 +190,30 @@ pub struct StreamConfig {
     pub allow_rollup_hdrs: bool,
 }
 
-/// Whether `name` is a valid stream (or consumer) name: not empty, no `.`, `*`, `>`,
-/// whitespace or control characters... nats-server 2.9 checks only `.`, `*` and `>`.
+/// Whether `name` is a valid stream (or consumer) name: not empty, and none of `.`, `*`,
+/// `>`, whitespace or control characters (nats-server's `isValidName`, control characters
+/// added: a name becomes a directory's and a subscription id's).
 pub fn is_valid_name(name: &str) -> bool {
-    !name.is_empty() && !name.contains(['.', '*', '>'])
+    !name.is_empty() && !name.contains(['.', '*', '>']) && !name.bytes().any(is_blank_or_control)
+}
+
+/// Whitespace and control characters: never in a name or a subject (a subject with a CR LF
+/// would end a protocol line when its interest crosses a route).
+fn is_blank_or_control(b: u8) -> bool {
+    b <= b' ' || b == 0x7f
+}
+
+/// Whether `subject` is a valid subject or filter for a stream: a valid subscription subject
+/// without whitespace or control characters (nats-server's "invalid subject").
+pub fn is_valid_stream_subject(subject: &str) -> bool {
+    is_valid_subscription_subject(subject.as_bytes()) && !subject.bytes().any(is_blank_or_control)
+}
+
+/// The wildcard tokens of `subject`.
+fn wildcards(subject: &str) -> usize {
+    crate::subjects::tokens(subject.as_bytes())
+        .filter(|t| *t == b"*" || *t == b">")
+        .count()
 }
 
 /// Whether two subject filters can match a common subject.
@@ -318,6 +338,17 @@ impl StreamConfig {
                 "roll-ups require the purge permission",
             ));
         }
+        for src in self.mirror.iter().chain(&self.sources) {
+            if !src.filter_subject.is_empty() && !is_valid_stream_subject(&src.filter_subject) {
+                return Err(errors::invalid_config("invalid subject"));
+            }
+            if let Some(t) = &src.opt_start_time {
+                if super::json::parse_go_time(t).is_none() {
+                    // Go fails to read such a time: the whole request is invalid JSON.
+                    return Err(errors::INVALID_JSON);
+                }
+            }
+        }
         if let Some(m) = &self.mirror {
             if !self.subjects.is_empty() {
                 return Err(errors::MIRROR_WITH_SUBJECTS);
@@ -351,7 +382,7 @@ impl StreamConfig {
             }
         }
         for s in &self.subjects {
-            if !is_valid_subscription_subject(s.as_bytes()) {
+            if !is_valid_stream_subject(s) {
                 return Err(errors::invalid_config("invalid subject"));
             }
         }
@@ -368,8 +399,9 @@ impl StreamConfig {
             if rp.src.is_empty() {
                 rp.src = ">".into();
             }
-            if !is_valid_subscription_subject(rp.src.as_bytes())
-                || !is_valid_subscription_subject(rp.dest.as_bytes())
+            if !is_valid_stream_subject(&rp.src)
+                || !is_valid_stream_subject(&rp.dest)
+                || wildcards(&rp.dest) > wildcards(&rp.src)
             {
                 return Err(errors::invalid_config(
                     "stream configuration for republish not valid",

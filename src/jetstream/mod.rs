@@ -334,12 +334,24 @@ impl JsAccount {
         let Some(js) = self.js.upgrade() else {
             return Ok(());
         };
-        for entry in entries.flatten() {
-            let path = entry.path();
+        let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        // In name order, so that which of two conflicting streams is kept does not depend
+        // on the directory's order.
+        entries.sort();
+        for path in entries {
+            if !path.is_dir() {
+                continue;
+            }
             let meta = path.join("meta.json");
             let text = match std::fs::read(&meta) {
                 Ok(t) => t,
-                Err(_) => continue,
+                Err(e) => {
+                    log::error!(
+                        "JetStream: {}: no stream configuration ({e}); directory skipped",
+                        meta.display()
+                    );
+                    continue;
+                }
             };
             let Ok(meta) = serde_json::from_slice::<Meta>(&text) else {
                 log::error!(
@@ -348,6 +360,25 @@ impl JsAccount {
                 );
                 continue;
             };
+            // The file is checked as a request would be: a configuration the API would
+            // refuse (an edited file, subjects over the API's or another stream's) is not
+            // served.
+            let dir_name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let problem = match meta.config.clone().normalize() {
+                Ok(c) if c.name != dir_name => Some("its name is not its directory's".to_string()),
+                Ok(c) if self.overlaps(&c) => {
+                    Some("its subjects overlap another stream's or the API's".to_string())
+                }
+                Ok(_) => None,
+                Err(e) => Some(e.description.into_owned()),
+            };
+            if let Some(why) = problem {
+                log::error!("JetStream: {}: stream skipped: {why}", path.display());
+                continue;
+            }
             let config = meta.config;
             let store = match open_file_store(&path.join("msgs"), config.limits(), js.sync) {
                 Ok(s) => s,
@@ -371,6 +402,23 @@ impl JsAccount {
             self.add_stream(stream);
         }
         Ok(())
+    }
+
+    /// Whether `config`'s subjects overlap another stream's, or the API's.
+    pub fn overlaps(&self, config: &StreamConfig) -> bool {
+        let api = config
+            .subjects
+            .iter()
+            .any(|s| config::subjects_overlap(s, "$JS.API.>"));
+        api || self.stream_list().iter().any(|other| {
+            other.name != config.name
+                && other.config().subjects.iter().any(|b| {
+                    config
+                        .subjects
+                        .iter()
+                        .any(|a| config::subjects_overlap(a, b))
+                })
+        })
     }
 
     /// Streams in name order.

@@ -161,7 +161,10 @@ impl Stream {
         }
         let mut seq = lo;
         while let Ok(m) = st.store.load_next(None, seq) {
-            seq = m.seq + 1;
+            let Some(after) = m.seq.checked_add(1) else {
+                break;
+            };
+            seq = after;
             if let Some(id) = headers::get_str(&m.headers, headers::MSG_ID) {
                 st.dedup.insert(id.clone(), m.seq, m.ts);
                 st.last_msg_id = id;

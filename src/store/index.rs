@@ -18,6 +18,9 @@ use bytes::Bytes;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
+/// The most deleted sequences [`Index::deleted`] lists.
+pub const MAX_DELETED_DETAILS: usize = 100_000;
+
 /// Whether a filter selects every subject (`>`, or empty as nats-server takes it).
 fn is_all(filter: &[u8]) -> bool {
     filter.is_empty() || filter == b">"
@@ -420,18 +423,22 @@ impl<T> Index<T> {
         }
     }
 
-    /// The sequences between the first and the last with no live message, ascending.
+    /// The sequences between the first and the last with no live message, ascending, at
+    /// most [`MAX_DELETED_DETAILS`] of them (a mirror that skipped a gap of billions would
+    /// otherwise ask for a list of billions).
     pub fn deleted(&self) -> Vec<u64> {
         let mut out = Vec::new();
         let mut next = match self.msgs.first() {
             Some((s, _)) => s,
             None => return out,
         };
+        let room = |out: &Vec<u64>| MAX_DELETED_DETAILS.saturating_sub(out.len()) as u64;
         for (seq, _) in self.msgs.iter() {
-            out.extend(next..seq);
+            out.extend(next..seq.min(next.saturating_add(room(&out))));
             next = seq + 1;
         }
-        out.extend(next..=self.last_seq);
+        let end = self.last_seq.saturating_add(1);
+        out.extend(next..end.min(next.saturating_add(room(&out))));
         out
     }
 

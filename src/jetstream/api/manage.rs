@@ -41,6 +41,9 @@ fn check_overlap(acc: &JsAccount, config: &StreamConfig) -> Result<(), ApiError>
     Ok(())
 }
 
+/// The highest sequence a purge may move a stream to (nats-server's are signed 64-bit).
+const MAX_SEQUENCE: u64 = i64::MAX as u64;
+
 /// beaver's refusal of mirror and source links that loop (nats-server accepts them).
 const SOURCES_LOOP: &str = "stream sources and mirrors can not form a cycle";
 
@@ -396,6 +399,11 @@ pub(super) fn stream_purge(acc: &JsAccount, name: &str, body: &[u8]) -> Answer {
         return fail(&errors::PURGE_DENIED);
     }
     if req.seq > 0 && req.keep > 0 {
+        return fail(&errors::BAD_REQUEST);
+    }
+    if req.seq > MAX_SEQUENCE {
+        // A purge "up to" a sequence moves the next one there: past 2^63 the sequence space
+        // would run out (nats-server's sequences wrap there).
         return fail(&errors::BAD_REQUEST);
     }
     let purge = Purge {

@@ -176,10 +176,21 @@ impl FileStore {
             last_seq,
             last_ts,
         };
-        segment::write_all_at(&file, &header.encode(), 0)?;
-        if self.sync == SyncPolicy::Always {
-            file.sync_data()?;
-            sync_dir(&self.dir)?;
+        let written = segment::write_all_at(&file, &header.encode(), 0)
+            .map_err(StoreError::from)
+            .and_then(|()| {
+                if self.sync == SyncPolicy::Always {
+                    file.sync_data()?;
+                    sync_dir(&self.dir)?;
+                }
+                Ok(())
+            });
+        if let Err(e) = written {
+            // No half-made segment stays behind (the disk may be full): the next roll makes
+            // it again. The handle is closed first (Windows cannot remove an open file).
+            drop(file);
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
         }
         let seg = Segment {
             id,
@@ -206,6 +217,15 @@ impl FileStore {
             }
         };
         if size > segment::HEADER_LEN && size + len as u64 > self.segment_size {
+            // The segment being closed goes to disk first, whatever the sync policy: so only
+            // the last segment can ever end torn (after a power loss as after a kill), which
+            // is the one place recovery cuts records. One sync per segment's worth of writes.
+            if let Some(closing) = self.segs.get_mut(&id) {
+                if closing.dirty {
+                    closing.file.sync_data()?;
+                    closing.dirty = false;
+                }
+            }
             self.new_segment(id + 1)?;
             // The segment just closed may hold only removed messages.
             self.reclaim = true;
@@ -221,7 +241,12 @@ impl FileStore {
         let always = self.sync == SyncPolicy::Always;
         let seg = self.active_for(buf.len())?;
         let off = seg.size;
-        segment::write_all_at(&seg.file, buf, off)?;
+        if let Err(e) = segment::write_all_at(&seg.file, buf, off) {
+            // A write cut short (a full disk) must not leave part of a record in the log: a
+            // later record after it would make it corruption in the middle, not a torn end.
+            let _ = seg.file.set_len(off);
+            return Err(e.into());
+        }
         seg.size += buf.len() as u64;
         if always {
             seg.file.sync_data()?;
