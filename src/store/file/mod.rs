@@ -55,11 +55,17 @@
 //! [`SyncPolicy::Always`] every write is also `sync_data`ed; with
 //! [`SyncPolicy::Interval`] that happens on [`Store::sync`].
 //!
-//! On open, a record at the tail of the active segment that is cut short or fails its
-//! checksum (a write the process did not finish) is cut off with a warning; the same in
-//! any other segment, or a record whose checksum matches but whose content is not one we
-//! write, is [`StoreError::Corrupt`] naming the file. A last segment shorter than its header
-//! (a roll that did not finish) is removed.
+//! A segment is synced when the next one starts, whatever the policy, so only the last
+//! segment can end torn, after a power loss as after a kill.
+//!
+//! On open, a record that is cut short or fails its checksum is looked past: if good
+//! records follow it (damage in the middle, a flipped bit), it is skipped with an error in
+//! the log and the records after it are kept; if none follows, it is the end of a write the
+//! process did not finish, cut off the last segment with a warning (in another segment, the
+//! damaged tail is skipped with an error). A damaged record is never served. A record whose
+//! checksum matches but whose content is not one we write, or a damaged segment header, is
+//! [`StoreError::Corrupt`] naming the file. A last segment shorter than its header (a roll
+//! that did not finish) is removed.
 //!
 //! # Space
 //!

@@ -82,7 +82,32 @@ pub(super) fn recover(
                     off += len;
                 }
                 Err(Bad::Invalid(what)) => return Err(corrupt(path, off as u64, what)),
-                Err(Bad::Torn) if is_last => {
+                Err(Bad::Torn) => {
+                    // A record that fails its checksum. Followed by good records, it is
+                    // damage in the middle (a flipped bit): skipped, and what follows is
+                    // kept. Otherwise it is the end of the log: a write cut short, cut off
+                    // from the last segment (the only one that can end torn: a segment is
+                    // synced when the next one starts).
+                    let (last, _) = index.last();
+                    if let Some(next) = resync(&data, off + 1, last) {
+                        log::error!(
+                            "JetStream store: {}: damaged record at {off}; {} bytes skipped, \
+                             the records after them kept",
+                            path.display(),
+                            next - off
+                        );
+                        off = next;
+                        continue;
+                    }
+                    if !is_last {
+                        log::error!(
+                            "JetStream store: {}: damaged records from {off} to the end \
+                             ({} bytes) skipped",
+                            path.display(),
+                            data.len() - off
+                        );
+                        break;
+                    }
                     log::warn!(
                         "JetStream store: {} has a torn record at {off} (a write cut short); \
                          cutting {} bytes off",
@@ -95,13 +120,6 @@ pub(super) fn recover(
                     }
                     break;
                 }
-                Err(Bad::Torn) => {
-                    return Err(corrupt(
-                        path,
-                        off as u64,
-                        "bad record (not at the log's end)",
-                    ))
-                }
             }
         }
         if let Some(seg) = segs.get_mut(id) {
@@ -110,6 +128,13 @@ pub(super) fn recover(
     }
     index.recovered(header_first.unwrap_or(0));
     Ok((index, segs))
+}
+
+/// The offset of the first good record at or after `from` whose sequence is past `last`
+/// (a checksum that matches by chance is one in four billion; the sequence must fit too).
+fn resync(data: &[u8], from: usize, last: u64) -> Option<usize> {
+    (from..data.len())
+        .find(|&at| matches!(segment::decode(&data[at..]), Ok((r, _)) if r.seq > last))
 }
 
 /// Applies one record to the index and the segments' counts; the error says what was wrong.
