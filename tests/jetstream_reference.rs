@@ -175,6 +175,7 @@ const STEPS: &[Step] = &[
     req("$JS.API.STREAM.MSG.DELETE.S", r#"{"seq":9999}"#),
     req("$JS.API.STREAM.MSG.DELETE.S", r#"{"seq":0}"#),
     req("$JS.API.STREAM.MSG.DELETE.S", ""),
+    req("$JS.API.STREAM.MSG.DELETE.S", "{}"),
     req("$JS.API.STREAM.INFO.S", r#"{"deleted_details":true}"#),
     req(
         "$JS.API.STREAM.CREATE.SZ",

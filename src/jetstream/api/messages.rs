@@ -96,8 +96,9 @@ pub(super) fn msg_get(acc: &JsAccount, name: &str, body: &[u8]) -> Answer {
 
 #[derive(Deserialize, Default)]
 struct DeleteRequest {
+    /// `None` (no `seq` at all) is a bad request; `Some(0)` finds no message.
     #[serde(default)]
-    seq: u64,
+    seq: Option<u64>,
     #[serde(default)]
     no_erase: bool,
 }
@@ -121,18 +122,18 @@ pub(super) fn msg_delete(acc: &JsAccount, name: &str, body: &[u8]) -> Answer {
     if st.config.deny_delete {
         return error_answer(T, &errors::DELETE_DENIED);
     }
-    if req.seq == 0 {
-        return error_answer(T, &errors::msg_delete_failed("no message found"));
-    }
+    let seq = match req.seq {
+        None => return error_answer(T, &errors::BAD_REQUEST),
+        Some(0) => return error_answer(T, &errors::msg_delete_failed("no message found")),
+        Some(seq) => seq,
+    };
     let last = st.store.state().last_seq;
-    match st.store.remove(req.seq, !req.no_erase) {
+    match st.store.remove(seq, !req.no_erase) {
         Ok(true) => success(T),
-        Ok(false) | Err(StoreError::NotFound) if req.seq > last => {
+        Ok(false) | Err(StoreError::NotFound) if seq > last => {
             error_answer(T, &errors::msg_delete_failed("stream store EOF"))
         }
-        Ok(false) | Err(StoreError::NotFound) => {
-            error_answer(T, &errors::sequence_not_found(req.seq))
-        }
+        Ok(false) | Err(StoreError::NotFound) => error_answer(T, &errors::sequence_not_found(seq)),
         Err(e) => error_answer(T, &errors::msg_delete_failed(store_error(e).description)),
     }
 }
