@@ -1154,15 +1154,18 @@ fn sigterm_flushes_queued_messages() {
 // ---------------------------------------------------------------------------------------
 
 #[test]
-fn store_dir_is_accepted_and_ignored_with_a_warning() {
+fn store_dir_alone_does_not_turn_jetstream_on() {
+    // As nats-server: `-sd` names JetStream's directory; `-js` turns JetStream on.
+    let dir = std::env::temp_dir().join(format!("beaver-sd-alone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     for flag in ["--store_dir", "-sd"] {
-        let (server, port) = Spawned::listening("127.0.0.1", &[flag, "/tmp/beaver-no-js"]);
-        let warning = server
-            .wait_for_log("[WRN] --store_dir /tmp/beaver-no-js: beaver has no JetStream")
-            .unwrap_or_else(|| panic!("{flag}: {:#?}", server.log_lines()));
-        assert!(!warning.is_empty());
-        assert_round_trip(&mut Raw::connect(port));
+        let (server, port) = Spawned::listening("127.0.0.1", &[flag, dir.to_str().unwrap()]);
+        let mut raw = Raw::connect(port);
+        assert!(raw.info.get("jetstream").is_none(), "{}", raw.info);
+        assert_round_trip(&mut raw);
+        drop(server);
     }
+    assert!(!dir.exists(), "nothing is written without -js");
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn ignored_keys_get_one_warning_each() {
         .collect();
     assert_eq!(
         keys,
-        ["jetstream", "server_tags", "leafnodes", "websocket",],
+        ["gateway", "server_tags", "leafnodes", "websocket",],
         "{warnings:#?}"
     );
     assert!(warnings[0].contains("blocks.conf:5:3"), "{}", warnings[0]);
@@ -244,7 +244,7 @@ fn format_is_chosen_by_extension_then_content() {
     let (c, _) = load(&write("b.cfg", "port = 4338\n"));
     assert_eq!(c.port, 4338);
     // `.conf` is always nats-server's format (`key = value` lines are valid in both).
-    let (c, w) = load(&write("c.conf", "port = 4339\njetstream = true\n"));
+    let (c, w) = load(&write("c.conf", "port = 4339\nmqtt = true\n"));
     assert_eq!((c.port, w.len()), (4339, 1));
     // `.toml` is always TOML.
     let e = Config::from_file(&write("d.toml", "port: 4340\n")).unwrap_err();
@@ -267,7 +267,7 @@ fn a_server_started_from_a_conf_file_uses_its_settings() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("[WRN]") && l.contains("\"jetstream\"")),
+            .any(|l| l.contains("[WRN]") && l.contains("\"gateway\"")),
         "{lines:#?}"
     );
 }
