@@ -711,3 +711,56 @@ async fn hostile_requests_get_errors_and_the_server_stays_up() {
     assert!(info["state"]["deleted"].as_array().unwrap().len() <= 100_000);
     assert_eq!(js.query_account().await.unwrap().streams, 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_memory_store_bounds_memory_streams() {
+    // A client cannot fill the machine's memory through a memory stream: past
+    // max_memory_store, publishes get nats-server's "insufficient memory resources".
+    let dir = StoreDir::new("maxmem");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let conf = dir.0.join("js.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "jetstream {{ store_dir: {:?}, max_memory_store: 10KB }}\n",
+            dir.0.join("store").to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::beaver(&["-c", conf.to_str().unwrap()]);
+    let (_c, js) = connect(&server).await;
+    let mut c = config("MEM", &["mem"]);
+    c.storage = stream::StorageType::Memory;
+    js.create_stream(c).await.unwrap();
+    let mut stored = 0;
+    let err = loop {
+        match js
+            .publish("mem", vec![b'x'; 1000].into())
+            .await
+            .unwrap()
+            .await
+        {
+            Ok(_) => stored += 1,
+            Err(e) => break e,
+        }
+        assert!(stored < 100, "max_memory_store never applied");
+    };
+    assert!(
+        err.to_string().contains("insufficient memory resources"),
+        "{err}"
+    );
+    assert!((9..=10).contains(&stored), "{stored}");
+    // Purging gives the room back.
+    js.get_stream("MEM").await.unwrap().purge().await.unwrap();
+    js.publish("mem", "again".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let account = js.query_account().await.unwrap();
+    assert!(
+        account.memory > 0 && account.memory < 1000,
+        "{}",
+        account.memory
+    );
+}

@@ -68,6 +68,8 @@ pub struct JetStream {
     pub max_memory: u64,
     /// `max_file_store` in bytes.
     pub max_store: u64,
+    /// The bytes all streams hold, checked by every publish against the two maximums.
+    pub usage: Arc<stream::Usage>,
     accounts: RwLock<BTreeMap<String, Arc<JsAccount>>>,
     /// API requests handled, and how many got an error (all accounts).
     pub api_total: AtomicU64,
@@ -162,14 +164,17 @@ impl JetStream {
             crate::config::JetStreamSync::Always => SyncPolicy::Always,
             crate::config::JetStreamSync::Interval(d) => SyncPolicy::Interval(d),
         };
+        let max_memory = js_config
+            .max_memory_store
+            .unwrap_or_else(default_max_memory);
+        let max_store = js_config.max_file_store.unwrap_or(DEFAULT_MAX_FILE);
         let js = Arc::new(JetStream {
             root,
             store_dir,
             sync,
-            max_memory: js_config
-                .max_memory_store
-                .unwrap_or_else(default_max_memory),
-            max_store: js_config.max_file_store.unwrap_or(DEFAULT_MAX_FILE),
+            max_memory,
+            max_store,
+            usage: Arc::new(stream::Usage::new(max_memory, max_store)),
             accounts: RwLock::new(BTreeMap::new()),
             api_total: AtomicU64::new(0),
             api_errors: AtomicU64::new(0),
@@ -226,13 +231,7 @@ impl JetStream {
 
     /// (memory bytes, file bytes) held by all streams.
     pub fn usage(&self) -> (u64, u64) {
-        let mut usage = (0, 0);
-        for acc in self.accounts() {
-            let (m, f) = acc.usage();
-            usage.0 += m;
-            usage.1 += f;
-        }
-        usage
+        self.usage.used()
     }
 }
 
@@ -280,7 +279,7 @@ fn timer_loop(js: Weak<JetStream>) {
             for s in acc.stream_list() {
                 let mut st = s.lock();
                 if !st.config.limits().max_age.is_zero() {
-                    if let Err(e) = st.store.expire(now) {
+                    if let Err(e) = st.with_store(|s| s.expire(now)) {
                         log::warn!("JetStream: stream {}: expiry failed: {e}", s.name);
                     }
                 }
@@ -507,7 +506,7 @@ impl JsAccount {
                 (store, Some(dir))
             }
         };
-        let stream = Arc::new(Stream::new(config, store, created, dir));
+        let stream = Arc::new(Stream::new(config, store, created, dir, js.usage.clone()));
         self.add_stream(stream.clone());
         self.catch_up(&stream);
         Ok(stream)
@@ -526,8 +525,8 @@ impl JsAccount {
             if let Some(dir) = &stream.dir {
                 write_meta(dir, &config, stream.created).map_err(errors::general)?;
             }
-            st.store
-                .set_limits(config.limits())
+            let limits = config.limits();
+            st.with_store(|s| s.set_limits(limits))
                 .map_err(stream::store_error)?;
             st.config = config.clone();
         }
@@ -548,12 +547,7 @@ impl JsAccount {
             .ok_or(errors::STREAM_NOT_FOUND)?;
         self.unsubscribe_stream(name);
         self.recompute_downstream();
-        let mut st = stream.lock();
-        let store = std::mem::replace(
-            &mut st.store,
-            Box::new(MemoryStore::new(Default::default())),
-        );
-        drop(st);
+        let store = stream.lock().take_store();
         if let Err(e) = store.destroy() {
             log::error!("JetStream: stream {name}: could not delete its store: {e}");
         }

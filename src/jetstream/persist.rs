@@ -84,7 +84,13 @@ impl JsAccount {
                 self.account.name,
                 config.name
             );
-            let stream = Arc::new(Stream::new(config, store, created, Some(path)));
+            let stream = Arc::new(Stream::new(
+                config,
+                store,
+                created,
+                Some(path),
+                js.usage.clone(),
+            ));
             self.add_stream(stream);
         }
         Ok(())

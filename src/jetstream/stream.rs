@@ -6,7 +6,7 @@
 //! A stream's state sits behind one mutex ([`Stream::lock`]): publishes from many readers,
 //! API requests and the JetStream timer take it in turn, for the time of one operation.
 
-use super::config::{Retention, StreamConfig};
+use super::config::{Retention, Storage, StreamConfig};
 use super::errors::{self, ApiError};
 use super::headers;
 use super::json::{now_nanos, to_go_json};
@@ -15,6 +15,8 @@ use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// A stream of an account.
 pub struct Stream {
@@ -27,16 +29,109 @@ pub struct Stream {
     inner: Mutex<StreamState>,
 }
 
+/// The bytes all streams of the server hold, by storage, against `max_memory_store` and
+/// `max_file_store`: kept by deltas as each stream's store changes, so that a publish checks
+/// the room left without looking at other streams (a client cannot fill the machine's
+/// memory through a memory stream).
+#[derive(Debug)]
+pub struct Usage {
+    memory: AtomicU64,
+    file: AtomicU64,
+    max_memory: u64,
+    max_file: u64,
+}
+
+impl Usage {
+    /// No bytes held yet, under these maximums.
+    pub fn new(max_memory: u64, max_file: u64) -> Usage {
+        Usage {
+            memory: AtomicU64::new(0),
+            file: AtomicU64::new(0),
+            max_memory,
+            max_file,
+        }
+    }
+
+    fn counter(&self, storage: Storage) -> (&AtomicU64, u64) {
+        match storage {
+            Storage::Memory => (&self.memory, self.max_memory),
+            Storage::File => (&self.file, self.max_file),
+        }
+    }
+
+    /// Bytes held (memory, file).
+    pub fn used(&self) -> (u64, u64) {
+        // Relaxed: statistics and a soft limit; a publish racing another may pass it by
+        // one message, as it could a moment earlier.
+        (
+            self.memory.load(Ordering::Relaxed),
+            self.file.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Whether `add` more bytes fit, else nats-server's "insufficient ... resources".
+    pub fn room(&self, storage: Storage, add: u64) -> Result<(), ApiError> {
+        let (used, max) = self.counter(storage);
+        if used.load(Ordering::Relaxed).saturating_add(add) <= max {
+            return Ok(());
+        }
+        Err(match storage {
+            Storage::Memory => errors::MEMORY_RESOURCES_EXCEEDED,
+            Storage::File => errors::STORAGE_RESOURCES_EXCEEDED,
+        })
+    }
+
+    /// A store of `storage` went from `before` to `after` bytes.
+    pub fn changed(&self, storage: Storage, before: u64, after: u64) {
+        let (used, _) = self.counter(storage);
+        if after >= before {
+            used.fetch_add(after - before, Ordering::Relaxed);
+        } else {
+            let less = before - after;
+            // Never below zero, even if a count drifted.
+            let _ = used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                Some(u.saturating_sub(less))
+            });
+        }
+    }
+}
+
 /// What a stream's lock guards.
 pub struct StreamState {
     /// The configuration now.
     pub config: StreamConfig,
-    /// The messages.
+    /// The messages. Changed through [`StreamState::with_store`], which keeps the server's
+    /// [`Usage`] right.
     pub store: Box<dyn Store>,
+    /// The server's bytes in use.
+    usage: Arc<Usage>,
     /// `Nats-Msg-Id`s seen within the window.
     dedup: Dedup,
     /// The `Nats-Msg-Id` of the last stored message ("" if it had none).
     last_msg_id: String,
+}
+
+impl StreamState {
+    /// Runs `f` on the store and counts the change of its bytes in the server's usage.
+    pub fn with_store<R>(&mut self, f: impl FnOnce(&mut dyn Store) -> R) -> R {
+        let before = self.store.state().bytes;
+        let r = f(&mut *self.store);
+        let after = self.store.state().bytes;
+        if before != after {
+            self.usage.changed(self.config.storage, before, after);
+        }
+        r
+    }
+
+    /// Takes the store out (stream deletion), giving its bytes back to the server's usage.
+    pub fn take_store(&mut self) -> Box<dyn Store> {
+        let bytes = self.store.state().bytes;
+        self.usage.changed(self.config.storage, bytes, 0);
+        std::mem::replace(
+            &mut self.store,
+            Box::new(crate::store::MemoryStore::new(Default::default())),
+        )
+    }
 }
 
 /// The ids seen within `duplicate_window`: id → (sequence, time), and the ids in time order
@@ -110,7 +205,9 @@ impl Stream {
         store: Box<dyn Store>,
         created: i64,
         dir: Option<PathBuf>,
+        usage: Arc<Usage>,
     ) -> Stream {
+        usage.changed(config.storage, 0, store.state().bytes);
         let stream = Stream {
             name: config.name.clone(),
             created,
@@ -118,6 +215,7 @@ impl Stream {
             inner: Mutex::new(StreamState {
                 config,
                 store,
+                usage,
                 dedup: Dedup::default(),
                 last_msg_id: String::new(),
             }),
@@ -250,7 +348,14 @@ impl Stream {
             // nats-server drops such a message without a word (no ack, nothing stored).
             Some(_) => return Published::default(),
         };
-        let seq = match st.store.store_msg(subject, hdrs, data, now) {
+        let size = match st.config.storage {
+            Storage::Memory => crate::store::memory_msg_size(subject.len(), hdrs.len(), data.len()),
+            Storage::File => crate::store::file_msg_size(subject.len(), hdrs.len(), data.len()),
+        };
+        if let Err(e) = st.usage.room(st.config.storage, size) {
+            return refuse(e);
+        }
+        let seq = match st.with_store(|s| s.store_msg(subject, hdrs, data, now)) {
             Ok(seq) => seq,
             Err(e) => return refuse(store_error(e)),
         };
@@ -260,7 +365,7 @@ impl Stream {
                 up_to: Some(seq),
                 keep: None,
             };
-            if let Err(e) = st.store.purge(&purge) {
+            if let Err(e) = st.with_store(|s| s.purge(&purge)) {
                 log::warn!("JetStream: stream {}: rollup purge failed: {e}", self.name);
             }
         }
@@ -287,7 +392,7 @@ impl Stream {
         if st.config.retention == Retention::Interest {
             // No consumer is interested yet (consumers come with part 2 of JetStream): the
             // message is acknowledged and not kept, as nats-server does without consumers.
-            let _ = st.store.remove(seq, false);
+            let _ = st.with_store(|s| s.remove(seq, false));
         }
         Published {
             ack: wants_ack.then(|| pub_ack(&self.name, seq, false)),
@@ -336,7 +441,22 @@ impl Stream {
     }
 
     fn store_copy(&self, st: &mut StreamState, m: &StoredMsg) -> Option<StoredMsg> {
-        match st.store.store_msg(&m.subject, &m.headers, &m.data, m.ts) {
+        let size = match st.config.storage {
+            Storage::Memory => {
+                crate::store::memory_msg_size(m.subject.len(), m.headers.len(), m.data.len())
+            }
+            Storage::File => {
+                crate::store::file_msg_size(m.subject.len(), m.headers.len(), m.data.len())
+            }
+        };
+        if st.usage.room(st.config.storage, size).is_err() {
+            log::debug!(
+                "JetStream: stream {}: no room for a sourced message",
+                self.name
+            );
+            return None;
+        }
+        match st.with_store(|s| s.store_msg(&m.subject, &m.headers, &m.data, m.ts)) {
             Ok(seq) => Some(StoredMsg { seq, ..m.clone() }),
             Err(e) => {
                 log::debug!(

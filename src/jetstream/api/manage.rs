@@ -411,7 +411,7 @@ pub(super) fn stream_purge(acc: &JsAccount, name: &str, body: &[u8]) -> Answer {
         up_to: (req.seq > 0).then_some(req.seq),
         keep: (req.keep > 0).then_some(req.keep),
     };
-    match st.store.purge(&purge) {
+    match st.with_store(|s| s.purge(&purge)) {
         Ok(purged) => Answer::json(
             &R {
                 kind: T,

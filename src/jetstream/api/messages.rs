@@ -128,7 +128,7 @@ pub(super) fn msg_delete(acc: &JsAccount, name: &str, body: &[u8]) -> Answer {
         Some(seq) => seq,
     };
     let last = st.store.state().last_seq;
-    match st.store.remove(seq, !req.no_erase) {
+    match st.with_store(|s| s.remove(seq, !req.no_erase)) {
         Ok(true) => success(T),
         Ok(false) | Err(StoreError::NotFound) if seq > last => {
             error_answer(T, &errors::msg_delete_failed("stream store EOF"))
