@@ -87,7 +87,7 @@ use super::{file_msg_size, Limits, Purge, Store, StoreError, StoredMsg, StreamSt
 use bytes::Bytes;
 use segment::{Header, Kind, Record, Segment, PREFIX_LEN};
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 
 /// Where a message's record is: segment id, offset and length (prefix included).
@@ -362,7 +362,7 @@ impl FileStore {
 /// Makes a directory's entries (created or deleted files) durable; Windows has no such call.
 fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     #[cfg(unix)]
-    File::open(dir)?.sync_all()?;
+    fs::File::open(dir)?.sync_all()?;
     #[cfg(not(unix))]
     let _ = dir;
     Ok(())
