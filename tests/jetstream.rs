@@ -743,7 +743,11 @@ async fn max_memory_store_bounds_memory_streams() {
             Ok(_) => stored += 1,
             Err(e) => break e,
         }
-        assert!(stored < 100, "max_memory_store never applied");
+        assert!(
+            stored < 100,
+            "max_memory_store never applied: {:#?}",
+            server.log_lines()
+        );
     };
     assert!(
         err.to_string().contains("insufficient memory resources"),
