@@ -26,29 +26,46 @@ fn is_all(filter: &[u8]) -> bool {
     filter.is_empty() || filter == b">"
 }
 
+/// A subject's number in its index: entries hold it instead of the subject's bytes (four
+/// bytes against a 32-byte `Bytes` per message; a million messages on a hundred subjects
+/// keep a hundred copies of the names, not a million handles).
+pub(crate) type SubjectId = u32;
+
 /// One live message as the index knows it.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry<T> {
-    /// Its subject.
-    pub subject: Bytes,
+    /// Its subject ([`Index::subject_name`]).
+    pub subject: SubjectId,
     /// When it was stored (nanoseconds since the epoch).
     pub ts: i64,
     /// What it counts for against `max_bytes` (the store's size function).
-    pub size: u64,
+    pub size: u32,
     /// Where the message is (store-specific).
     pub loc: T,
 }
 
-/// Entries an operation removed, ascending by sequence.
+/// A subject of the index: its name and its live sequences.
+#[derive(Debug, Default)]
+struct SubjectSlot {
+    name: Bytes,
+    seqs: VecDeque<u64>,
+}
+
+/// Entries an operation removed, ascending by sequence (their subject ids may be free
+/// already: use their sequences and locations only).
 pub(crate) type Removed<T> = Vec<(u64, Entry<T>)>;
 
 /// The in-memory index of one stream's live messages (see the module doc).
 #[derive(Debug)]
 pub(crate) struct Index<T> {
     msgs: SeqMap<Entry<T>>,
-    /// Per subject, its live sequences ascending: count, first and last are its length, front
-    /// and back. A deque because the common removal is a subject's oldest.
-    subjects: FxHashMap<Bytes, VecDeque<u64>>,
+    /// The subjects of live messages, by name.
+    subject_ids: FxHashMap<Bytes, SubjectId>,
+    /// By id: the subject's name and its live sequences ascending (count, first and last are
+    /// the deque's length, front and back; a deque because the common removal is a
+    /// subject's oldest). A slot whose deque is empty is free, listed in `free_ids`.
+    subjects: Vec<SubjectSlot>,
+    free_ids: Vec<SubjectId>,
     bytes: u64,
     last_seq: u64,
     last_ts: i64,
@@ -63,7 +80,9 @@ impl<T> Index<T> {
     pub fn new(limits: Limits) -> Self {
         Index {
             msgs: SeqMap::default(),
-            subjects: FxHashMap::default(),
+            subject_ids: FxHashMap::default(),
+            subjects: Vec::new(),
+            free_ids: Vec::new(),
             bytes: 0,
             last_seq: 0,
             last_ts: 0,
@@ -72,12 +91,53 @@ impl<T> Index<T> {
         }
     }
 
-    /// `subject` as the index already holds it, when some live message has it: a new entry
-    /// then shares the subject's bytes (a reference count) instead of a copy per message.
-    pub fn intern(&self, subject: &[u8]) -> Bytes {
-        match self.subjects.get_key_value(subject) {
-            Some((k, _)) => k.clone(),
-            None => Bytes::copy_from_slice(subject),
+    /// The name of subject `id` (of a live message).
+    pub fn subject_name(&self, id: SubjectId) -> &Bytes {
+        &self.subjects[id as usize].name
+    }
+
+    /// The live sequences of `subject`, if it has any.
+    fn seqs_of(&self, subject: &[u8]) -> Option<&VecDeque<u64>> {
+        let id = *self.subject_ids.get(subject)?;
+        Some(&self.subjects[id as usize].seqs)
+    }
+
+    /// The id of `subject`, given it if new.
+    fn subject_id(&mut self, subject: &[u8]) -> SubjectId {
+        if let Some(&id) = self.subject_ids.get(subject) {
+            return id;
+        }
+        let name = Bytes::copy_from_slice(subject);
+        let slot = SubjectSlot {
+            name: name.clone(),
+            seqs: VecDeque::new(),
+        };
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                self.subjects[id as usize] = slot;
+                id
+            }
+            None => {
+                self.subjects.push(slot);
+                (self.subjects.len() - 1) as SubjectId
+            }
+        };
+        self.subject_ids.insert(name, id);
+        id
+    }
+
+    /// `seq` of subject `id` is gone; frees the subject with its last message.
+    fn forget_seq(&mut self, id: SubjectId, seq: u64) {
+        let slot = &mut self.subjects[id as usize];
+        if slot.seqs.front() == Some(&seq) {
+            slot.seqs.pop_front();
+        } else if let Ok(i) = slot.seqs.binary_search(&seq) {
+            slot.seqs.remove(i);
+        }
+        if slot.seqs.is_empty() {
+            let name = std::mem::take(&mut slot.name);
+            self.subject_ids.remove(&name);
+            self.free_ids.push(id);
         }
     }
 
@@ -112,7 +172,7 @@ impl<T> Index<T> {
             return Ok(());
         }
         if l.discard_new_per_subject && l.max_msgs_per_subject > 0 {
-            let n = self.subjects.get(subject).map_or(0, |s| s.len() as u64);
+            let n = self.seqs_of(subject).map_or(0, |s| s.len() as u64);
             if n >= l.max_msgs_per_subject as u64 {
                 return Err(StoreError::MaxMsgsPerSubject);
             }
@@ -127,19 +187,28 @@ impl<T> Index<T> {
     }
 
     /// Adds a message with sequence `seq` (past the last one: stores give [`Self::next_seq`],
-    /// a replayed log its recorded sequence). Limits are not applied: see [`Self::enforce`].
-    pub fn insert(&mut self, seq: u64, entry: Entry<T>) {
+    /// a replayed log its recorded sequence) on `subject`, stored at `loc`. Limits are not
+    /// applied: see [`Self::enforce`].
+    pub fn insert(&mut self, seq: u64, subject: &[u8], ts: i64, size: u64, loc: T) {
         debug_assert!(seq > self.last_seq || self.msgs.is_empty());
         if seq > self.last_seq {
             self.last_seq = seq;
-            self.last_ts = entry.ts;
+            self.last_ts = ts;
         }
-        self.bytes += entry.size;
-        self.subjects
-            .entry(entry.subject.clone())
-            .or_default()
-            .push_back(seq);
-        self.msgs.push(seq, entry);
+        // A message's size is bounded by max_payload (at most 64 MiB): 32 bits are plenty.
+        let size = u32::try_from(size).unwrap_or(u32::MAX);
+        self.bytes += u64::from(size);
+        let id = self.subject_id(subject);
+        self.subjects[id as usize].seqs.push_back(seq);
+        self.msgs.push(
+            seq,
+            Entry {
+                subject: id,
+                ts,
+                size,
+                loc,
+            },
+        );
     }
 
     /// Moves the last sequence forward to `seq` (a replayed segment header, which carries the
@@ -181,17 +250,8 @@ impl<T> Index<T> {
     /// Takes one message out, keeping bytes, per-subject state and the first sequence right.
     fn take(&mut self, seq: u64) -> Option<Entry<T>> {
         let entry = self.msgs.remove(seq)?;
-        self.bytes -= entry.size;
-        if let Some(seqs) = self.subjects.get_mut(&entry.subject) {
-            if seqs.front() == Some(&seq) {
-                seqs.pop_front();
-            } else if let Ok(i) = seqs.binary_search(&seq) {
-                seqs.remove(i);
-            }
-            if seqs.is_empty() {
-                self.subjects.remove(&entry.subject);
-            }
-        }
+        self.bytes -= u64::from(entry.size);
+        self.forget_seq(entry.subject, seq);
         if self.msgs.is_empty() {
             self.empty_first = self.last_seq + 1;
         }
@@ -224,15 +284,16 @@ impl<T> Index<T> {
         let per = self.limits.max_msgs_per_subject;
         if per > 0 {
             let over: Vec<u64> = match subject {
-                Some(s) => self.subjects.get(s).map_or_else(Vec::new, |seqs| {
+                Some(s) => self.seqs_of(s).map_or_else(Vec::new, |seqs| {
                     let n = seqs.len().saturating_sub(per as usize);
                     seqs.iter().take(n).copied().collect()
                 }),
                 None => {
                     let mut v: Vec<u64> = self
-                        .subjects
+                        .subject_ids
                         .values()
-                        .flat_map(|seqs| {
+                        .flat_map(|&id| {
+                            let seqs = &self.subjects[id as usize].seqs;
                             let n = seqs.len().saturating_sub(per as usize);
                             seqs.iter().take(n).copied()
                         })
@@ -294,16 +355,9 @@ impl<T> Index<T> {
         let gone = self.msgs.drain_below(floor);
         let mut out = Vec::with_capacity(gone.len());
         for (seq, e) in gone {
-            self.bytes -= e.size;
-            if let Some(seqs) = self.subjects.get_mut(&e.subject) {
-                // A subject's messages below the floor are its oldest.
-                while seqs.front().is_some_and(|&s| s < floor) {
-                    seqs.pop_front();
-                }
-                if seqs.is_empty() {
-                    self.subjects.remove(&e.subject);
-                }
-            }
+            self.bytes -= u64::from(e.size);
+            // A subject's messages below the floor are its oldest: each leaves from the front.
+            self.forget_seq(e.subject, seq);
             out.push((seq, e));
         }
         if floor > self.last_seq + 1 {
@@ -351,13 +405,12 @@ impl<T> Index<T> {
         match filter {
             None => self.msgs.iter().map(|(s, _)| s).collect(),
             Some(f) if !has_wildcard(f) => self
-                .subjects
-                .get(f)
+                .seqs_of(f)
                 .map_or_else(Vec::new, |s| s.iter().copied().collect()),
             Some(f) => self
                 .msgs
                 .iter()
-                .filter(|(_, e)| subject_matches(&e.subject, f))
+                .filter(|(_, e)| subject_matches(self.subject_name(e.subject), f))
                 .map(|(s, _)| s)
                 .collect(),
         }
@@ -372,14 +425,14 @@ impl<T> Index<T> {
     pub fn next_match(&self, filter: Option<&[u8]>, start: u64) -> Option<(u64, &Entry<T>)> {
         let found = match filter {
             Some(f) if !is_all(f) && !has_wildcard(f) => {
-                let seqs = self.subjects.get(f)?;
+                let seqs = self.seqs_of(f)?;
                 let i = seqs.partition_point(|&s| s < start);
                 seqs.get(i).copied()
             }
             Some(f) if !is_all(f) => self
                 .msgs
                 .iter_from(start)
-                .find(|(_, e)| subject_matches(&e.subject, f))
+                .find(|(_, e)| subject_matches(self.subject_name(e.subject), f))
                 .map(|(s, _)| s),
             _ => self.msgs.iter_from(start).next().map(|(s, _)| s),
         }?;
@@ -391,12 +444,12 @@ impl<T> Index<T> {
         let found = if is_all(filter) {
             self.msgs.last().map(|(s, _)| s)
         } else if !has_wildcard(filter) {
-            self.subjects.get(filter)?.back().copied()
+            self.seqs_of(filter)?.back().copied()
         } else {
             self.msgs
                 .iter()
                 .rev()
-                .find(|(_, e)| subject_matches(&e.subject, filter))
+                .find(|(_, e)| subject_matches(self.subject_name(e.subject), filter))
                 .map(|(s, _)| s)
         }?;
         self.msgs.get(found).map(|e| (found, e))
@@ -419,7 +472,7 @@ impl<T> Index<T> {
             } else {
                 (self.last_seq - first_seq + 1) - msgs
             },
-            num_subjects: self.subjects.len() as u64,
+            num_subjects: self.subject_ids.len() as u64,
         }
     }
 
@@ -445,10 +498,10 @@ impl<T> Index<T> {
     /// Live messages per subject, for subjects matching `filter`, sorted by subject.
     pub fn subjects(&self, filter: &[u8]) -> Vec<(Bytes, u64)> {
         let mut out: Vec<(Bytes, u64)> = self
-            .subjects
+            .subject_ids
             .iter()
             .filter(|(s, _)| is_all(filter) || subject_matches(s, filter))
-            .map(|(s, seqs)| (s.clone(), seqs.len() as u64))
+            .map(|(s, &id)| (s.clone(), self.subjects[id as usize].seqs.len() as u64))
             .collect();
         out.sort_unstable();
         out

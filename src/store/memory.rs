@@ -28,9 +28,9 @@ impl MemoryStore {
         }
     }
 
-    fn msg(seq: u64, e: &Entry<Body>) -> StoredMsg {
+    fn msg(&self, seq: u64, e: &Entry<Body>) -> StoredMsg {
         StoredMsg {
-            subject: e.subject.clone(),
+            subject: self.index.subject_name(e.subject).clone(),
             seq,
             ts: e.ts,
             headers: e.loc.headers.clone(),
@@ -50,16 +50,11 @@ impl Store for MemoryStore {
         let size = memory_msg_size(subject.len(), headers.len(), data.len());
         self.index.check(subject, size)?;
         let seq = self.index.next_seq();
-        let entry = Entry {
-            subject: self.index.intern(subject),
-            ts,
-            size,
-            loc: Body {
-                headers: Bytes::copy_from_slice(headers),
-                data: Bytes::copy_from_slice(data),
-            },
+        let body = Body {
+            headers: Bytes::copy_from_slice(headers),
+            data: Bytes::copy_from_slice(data),
         };
-        self.index.insert(seq, entry);
+        self.index.insert(seq, subject, ts, size, body);
         self.index.enforce(Some(subject));
         Ok(seq)
     }
@@ -80,7 +75,7 @@ impl Store for MemoryStore {
 
     fn load(&self, seq: u64) -> Result<StoredMsg, StoreError> {
         let e = self.index.get(seq).ok_or(StoreError::NotFound)?;
-        Ok(Self::msg(seq, e))
+        Ok(self.msg(seq, e))
     }
 
     fn load_next(&self, filter: Option<&[u8]>, start: u64) -> Result<StoredMsg, StoreError> {
@@ -88,12 +83,12 @@ impl Store for MemoryStore {
             .index
             .next_match(filter, start)
             .ok_or(StoreError::NotFound)?;
-        Ok(Self::msg(seq, e))
+        Ok(self.msg(seq, e))
     }
 
     fn load_last(&self, filter: &[u8]) -> Result<StoredMsg, StoreError> {
         let (seq, e) = self.index.last_match(filter).ok_or(StoreError::NotFound)?;
-        Ok(Self::msg(seq, e))
+        Ok(self.msg(seq, e))
     }
 
     fn remove(&mut self, seq: u64, _erase: bool) -> Result<bool, StoreError> {

@@ -3,7 +3,7 @@
 
 use super::segment::{self, Bad, Header, Kind, Segment, HEADER_LEN};
 use super::Loc;
-use crate::store::index::{Entry, Index};
+use crate::store::index::Index;
 use crate::store::{file_msg_size, Limits, StoreError};
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -72,11 +72,8 @@ pub(super) fn recover(
         while off < data.len() {
             match segment::decode(&data[off..]) {
                 Ok((r, len)) => {
-                    let loc = Loc {
-                        seg: *id,
-                        off: off as u64,
-                        len: len as u32,
-                    };
+                    let loc = Loc::new(*id, off as u64, len)
+                        .ok_or_else(|| corrupt(path, off as u64, "a segment past 4 GiB"))?;
                     replay(&mut index, &mut segs, &r, loc)
                         .map_err(|what| corrupt(path, off as u64, what))?;
                     off += len;
@@ -154,13 +151,8 @@ fn replay(
                 index.advance_last(r.seq, r.ts);
                 return Ok(());
             }
-            let entry = Entry {
-                subject: index.intern(r.subject),
-                ts: r.ts,
-                size: file_msg_size(r.subject.len(), r.headers.len(), r.data.len()),
-                loc,
-            };
-            index.insert(r.seq, entry);
+            let size = file_msg_size(r.subject.len(), r.headers.len(), r.data.len());
+            index.insert(r.seq, r.subject, r.ts, size, loc);
             if let Some(seg) = segs.get_mut(&loc.seg) {
                 seg.live += 1;
             }
