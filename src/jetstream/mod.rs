@@ -705,11 +705,11 @@ impl Service for ServiceHandle {
         };
         let feeds = acc.downstream.read().contains_key(name);
         let mut feed = |stored: &crate::store::StoredMsg| {
-            if feeds {
-                acc.feed_downstream(&mut vec![name.to_string()], stored);
-            }
+            acc.feed_downstream(&mut vec![name.to_string()], stored);
         };
-        let published = stream.publish(msg.subject, msg.reply, msg.headers, msg.data, &mut feed);
+        let on_stored: Option<&mut dyn FnMut(&crate::store::StoredMsg)> =
+            if feeds { Some(&mut feed) } else { None };
+        let published = stream.publish(msg.subject, msg.reply, msg.headers, msg.data, on_stored);
         if let (Some(ack), Some(reply)) = (published.ack, msg.reply) {
             replies.push(acc.reply(reply, Vec::new(), ack));
         }

@@ -165,8 +165,6 @@ impl Dedup {
 pub struct Published {
     /// The PubAck or error reply, if the publisher asked for one.
     pub ack: Option<Vec<u8>>,
-    /// The stored message (for mirrors, sources and republish), if one was stored.
-    pub stored: Option<StoredMsg>,
     /// The messages `republish` sends: (subject, headers, body).
     pub republish: Option<(Bytes, Vec<u8>, Bytes)>,
 }
@@ -273,15 +271,15 @@ impl Stream {
     }
 
     /// A message published on one of the stream's subjects: checked, stored, acknowledged
-    /// (when `reply` is given and the stream acks). `on_stored` sees the stored message
-    /// while the stream is still locked (mirrors must see the stream's own order).
+    /// (when `reply` is given and the stream acks). `on_stored`, when given, sees the stored
+    /// message while the stream is still locked (mirrors must see the stream's own order).
     pub fn publish(
         &self,
         subject: &[u8],
         reply: Option<&[u8]>,
         hdrs: &[u8],
         data: &[u8],
-        on_stored: &mut dyn FnMut(&StoredMsg),
+        on_stored: Option<&mut dyn FnMut(&StoredMsg)>,
     ) -> Published {
         let mut st = self.inner.lock();
         let wants_ack = reply.is_some() && !st.config.no_ack;
@@ -376,19 +374,26 @@ impl Stream {
             }
             None => st.last_msg_id.clear(),
         }
-        let stored = StoredMsg {
-            subject: Bytes::copy_from_slice(subject),
-            seq,
-            ts: now,
-            headers: Bytes::copy_from_slice(hdrs),
-            data: Bytes::copy_from_slice(data),
-        };
-        let republish = st
-            .config
-            .republish
-            .as_ref()
-            .and_then(|rp| republished(&self.name, rp, &stored, state.last_seq));
-        on_stored(&stored);
+        // A copy of the message only for those who need one (mirrors, sources, republish):
+        // the common publish allocates nothing more here.
+        let mut republish = None;
+        if on_stored.is_some() || st.config.republish.is_some() {
+            let stored = StoredMsg {
+                subject: Bytes::copy_from_slice(subject),
+                seq,
+                ts: now,
+                headers: Bytes::copy_from_slice(hdrs),
+                data: Bytes::copy_from_slice(data),
+            };
+            republish = st
+                .config
+                .republish
+                .as_ref()
+                .and_then(|rp| republished(&self.name, rp, &stored, state.last_seq));
+            if let Some(feed) = on_stored {
+                feed(&stored);
+            }
+        }
         if st.config.retention == Retention::Interest {
             // No consumer is interested yet (consumers come with part 2 of JetStream): the
             // message is acknowledged and not kept, as nats-server does without consumers.
@@ -396,7 +401,6 @@ impl Stream {
         }
         Published {
             ack: wants_ack.then(|| pub_ack(&self.name, seq, false)),
-            stored: Some(stored),
             republish,
         }
     }
