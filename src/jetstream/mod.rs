@@ -185,7 +185,7 @@ impl JetStream {
         log::info!("Starting JetStream");
         log::info!("  Max Memory:      {}", human_bytes(js.max_memory));
         log::info!("  Max Storage:     {}", human_bytes(js.max_store));
-        log::info!("  Store Directory: \"{}\"", js.store_dir.display());
+        log::info!("  Store Directory: \"{}\"", js.root.display());
         for account in shared.accounts.iter() {
             let acc = JsAccount::start(&js, shared, account)?;
             js.accounts.write().insert(account.name.clone(), acc);
