@@ -802,6 +802,195 @@ pub fn publish(conn: &mut Conn, subject: &str, size: usize, count: u64) -> io::R
     Ok(())
 }
 
+/// Where [`scan_acks`] stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AckStop {
+    /// The rest is an incomplete frame (or nothing): read more.
+    NeedMore,
+    /// A line that is not `MSG ` starts here (`PING`, `-ERR`, ...): parse it as a frame.
+    Control,
+    /// The reply whose payload is at this range of the scanned slice is an error (or not a
+    /// PubAck at all). The frame has been consumed.
+    Error(usize, usize),
+}
+
+/// Whether a reply payload is a PubAck (`{"stream":"S", "seq":N}`, maybe with
+/// `"duplicate"` or `"domain"`), not an error (`{"error":{...},"stream":"S","seq":0}`).
+/// nats-server and beaver both start a PubAck with `{"stream"`, the fast path.
+#[inline]
+pub fn is_pub_ack(payload: &[u8]) -> bool {
+    if payload.starts_with(br#"{"stream""#) {
+        return memchr::memmem::find(payload, br#""error""#).is_none();
+    }
+    memchr::memmem::find(payload, br#""error""#).is_none()
+        && memchr::memmem::find(payload, br#""seq""#).is_some()
+}
+
+/// The PubAck counter's hot loop, over the buffered bytes `buf`: counts every whole `MSG`
+/// frame whose payload is a PubAck into `acks` (finding lines with `memchr`, reading the
+/// size from the end of the line, never copying), and stops at an incomplete frame, at a
+/// line that is not a `MSG`, or after an error reply. Returns the bytes consumed. Every
+/// `MSG` counts: the connection it reads subscribes to its publisher's inbox only.
+pub fn scan_acks(buf: &[u8], acks: &mut u64) -> io::Result<(usize, AckStop)> {
+    let mut p = 0;
+    loop {
+        let Some(i) = memchr(b'\n', &buf[p..]) else {
+            return Ok((p, AckStop::NeedMore));
+        };
+        let line = &buf[p..p + i];
+        if !(line.len() > 4 && line[..4] == *b"MSG ") {
+            return Ok((p, AckStop::Control));
+        }
+        let size = msg_size(line)?;
+        let p0 = p + i + 1;
+        let next = p0 + size + 2;
+        if next > buf.len() {
+            return Ok((p, AckStop::NeedMore));
+        }
+        if buf[p0 + size..next] != *b"\r\n" {
+            return Err(protocol_error(
+                "MSG payload from the server is not followed by CRLF".to_string(),
+            ));
+        }
+        if !is_pub_ack(&buf[p0..p0 + size]) {
+            return Ok((next, AckStop::Error(p0, p0 + size)));
+        }
+        *acks += 1;
+        p = next;
+    }
+}
+
+impl Reader {
+    /// Blocks until at least one more PubAck has arrived (or one is already buffered), and
+    /// counts every PubAck buffered by then into `acks`: one read system call brings as
+    /// many as the socket holds. Answers `PING`s; an error reply or a `-ERR` is an error.
+    pub fn read_acks(&mut self, w: &mut Writer, acks: &mut u64) -> io::Result<()> {
+        let before = *acks;
+        loop {
+            let (used, stop) = scan_acks(&self.buf[self.start..self.end], acks)?;
+            let at = self.start;
+            self.start += used;
+            match stop {
+                AckStop::NeedMore => {
+                    if *acks > before {
+                        return Ok(());
+                    }
+                    w.flush()?;
+                    self.fill()?;
+                }
+                AckStop::Error(a, b) => {
+                    return Err(io::Error::other(format!(
+                        "JetStream error reply: {}",
+                        String::from_utf8_lossy(&self.buf[at + a..at + b])
+                    )))
+                }
+                AckStop::Control => match self.parse_buffered()? {
+                    Some(raw) => match raw.kind {
+                        Kind::Ping => w.pong()?,
+                        Kind::Err => return Err(server_error(&self.buf[raw.a.0..raw.a.1])),
+                        Kind::Msg => {
+                            return Err(protocol_error(
+                                "unexpected lower-case MSG from the server".to_string(),
+                            ))
+                        }
+                        Kind::Pong | Kind::Ok | Kind::Info => {}
+                    },
+                    None => self.fill()?,
+                },
+            }
+        }
+    }
+}
+
+/// How a JetStream publisher paces itself.
+#[derive(Debug, Clone, Copy)]
+pub struct JsPace {
+    /// At most this many publishes without their PubAck (1: synchronous).
+    pub max_pending: u64,
+    /// Once `max_pending` are out, wait for all of them before publishing again (nats
+    /// bench's `--pubbatch`), instead of publishing again as acks free the window.
+    pub batch: bool,
+}
+
+/// Length of the token that makes each publish's reply subject unique.
+pub const REPLY_TOKEN: usize = 8;
+
+/// Writes `n` as [`REPLY_TOKEN`] lower-case hex digits into `out`.
+#[inline]
+fn put_token(out: &mut [u8], n: u64) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = HEX[((n >> (4 * (REPLY_TOKEN - 1 - i))) & 0xf) as usize];
+    }
+}
+
+/// Publishes `count` messages of `size` zero bytes to `subject`, each with its own reply
+/// subject `<inbox_prefix><8 hex digits>` (as nats.go's `PublishAsync` makes one per
+/// message under one wildcard inbox), and counts the PubAcks that come back on the
+/// connection's inbox subscription, keeping at most `pace.max_pending` unacknowledged.
+/// The frames are formatted once, in one chunk of [`PUB_CHUNK`] bytes; only the tokens
+/// are rewritten per message. It writes when at least a quarter of the window (at most a
+/// chunk) is free, so a large window does not cost a system call per message; with a
+/// window of 1 (synchronous) every publish waits for its ack. Returns when all are acked.
+pub fn publish_js(
+    conn: &mut Conn,
+    subject: &str,
+    inbox_prefix: &str,
+    size: usize,
+    count: u64,
+    pace: JsPace,
+) -> io::Result<()> {
+    let payload = vec![0u8; size];
+    let mut reply = inbox_prefix.as_bytes().to_vec();
+    reply.extend_from_slice(&[b'0'; REPLY_TOKEN]);
+    let mut frame = Vec::new();
+    pub_frame(subject, Some(&reply), &payload, &mut frame);
+    let token_at = 4 + subject.len() + 1 + inbox_prefix.len();
+    let window = pace.max_pending.max(1);
+    let per_chunk = ((PUB_CHUNK / frame.len()).max(1) as u64).min(window);
+    let mut chunk = Vec::with_capacity(per_chunk as usize * frame.len());
+    for _ in 0..per_chunk {
+        chunk.extend_from_slice(&frame);
+    }
+    // Without batches: write once this many publishes fit in the window.
+    let min_room = (window / 4).clamp(1, per_chunk);
+    let (mut sent, mut acked, mut batch_end) = (0u64, 0u64, 0u64);
+    while acked < count {
+        let room = if pace.batch {
+            if sent == acked && sent < count {
+                batch_end = (sent + window).min(count);
+            }
+            (batch_end - sent).min(per_chunk)
+        } else {
+            let free = (window - (sent - acked)).min(count - sent).min(per_chunk);
+            if free >= min_room || (free > 0 && sent + free == count) {
+                free
+            } else {
+                0
+            }
+        };
+        if room > 0 {
+            let bytes = &mut chunk[..room as usize * frame.len()];
+            for (i, f) in bytes.chunks_exact_mut(frame.len()).enumerate() {
+                put_token(&mut f[token_at..token_at + REPLY_TOKEN], sent + i as u64);
+            }
+            if let Err(e) = conn.w.stream.write_all(bytes) {
+                return Err(conn.r.explain(&mut conn.w, e));
+            }
+            sent += room;
+            continue;
+        }
+        conn.r.read_acks(&mut conn.w, &mut acked)?;
+        if acked > sent {
+            return Err(protocol_error(format!(
+                "{acked} replies for {sent} publishes: is another client publishing to this \
+                 connection's inbox?"
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -838,5 +1027,84 @@ mod tests {
         assert_eq!(msg_size(b"MSG foo 1 65536\r").unwrap(), 65536);
         assert!(msg_size(b"MSG foo 1 x\r").is_err());
         assert!(msg_size(b"MSG foo1\r").is_err());
+    }
+
+    #[test]
+    fn pub_acks_are_told_from_errors() {
+        assert!(is_pub_ack(br#"{"stream":"benchstream", "seq":1}"#));
+        assert!(is_pub_ack(br#"{"stream":"s","seq":2,"duplicate":true}"#));
+        assert!(is_pub_ack(br#"{"stream":"s", "domain":"d", "seq":3}"#));
+        assert!(is_pub_ack(br#"{"seq":3,"stream":"s"}"#));
+        assert!(!is_pub_ack(
+            br#"{"error":{"code":503,"err_code":10077,"description":"maximum messages exceeded"},"stream":"s","seq":0}"#
+        ));
+        assert!(!is_pub_ack(
+            br#"{"stream":"s","seq":0,"error":{"code":400}}"#
+        ));
+        assert!(!is_pub_ack(b""));
+        assert!(!is_pub_ack(b"hello"));
+    }
+
+    #[test]
+    fn pub_acks_are_counted_over_partial_reads() {
+        let ack = |seq: u64| {
+            let body = format!(r#"{{"stream":"benchstream", "seq":{seq}}}"#);
+            format!("MSG _INBOX.abc.{seq:08x} 1 {}\r\n{body}\r\n", body.len())
+        };
+        let mut wire = String::new();
+        for seq in 1..=5 {
+            wire.push_str(&ack(seq));
+        }
+        wire.push_str("PING\r\n");
+        wire.push_str(&ack(6));
+        let wire = wire.as_bytes();
+        // Every split of the bytes into two reads counts the same acks, consuming whole
+        // frames only.
+        let ping_at = wire.windows(4).position(|w| w == b"PING").unwrap();
+        for cut in 0..=wire.len() {
+            let mut acks = 0;
+            let (used, stop) = scan_acks(&wire[..cut], &mut acks).unwrap();
+            if cut < ping_at {
+                assert_eq!(stop, AckStop::NeedMore, "cut {cut}");
+            }
+            assert!(used <= cut && (used == 0 || &wire[used - 2..used] == b"\r\n"));
+            let (more, stop) = scan_acks(&wire[used..ping_at], &mut acks).unwrap();
+            assert_eq!((used + more, stop, acks), (ping_at, AckStop::NeedMore, 5));
+        }
+        let mut acks = 0;
+        let (used, stop) = scan_acks(wire, &mut acks).unwrap();
+        assert_eq!((used, stop, acks), (ping_at, AckStop::Control, 5));
+        let (used, stop) = scan_acks(&wire[ping_at + 6..], &mut acks).unwrap();
+        assert_eq!(
+            (used, stop, acks),
+            (wire.len() - ping_at - 6, AckStop::NeedMore, 6)
+        );
+
+        // An error reply stops the scan after it, pointing at its payload.
+        let err = r#"{"error":{"code":503,"description":"no space"},"stream":"s","seq":0}"#;
+        let wire = format!(
+            "{}MSG _INBOX.abc.2 1 {}\r\n{err}\r\n{}",
+            ack(1),
+            err.len(),
+            ack(3)
+        );
+        let mut acks = 0;
+        let (used, stop) = scan_acks(wire.as_bytes(), &mut acks).unwrap();
+        let AckStop::Error(a, b) = stop else {
+            panic!("{stop:?}")
+        };
+        assert_eq!((&wire[a..b], acks), (err, 1));
+        assert_eq!(&wire[used..], ack(3));
+        assert!(scan_acks(b"MSG x 1 4\r\nabcdXX", &mut acks).is_err());
+        assert!(scan_acks(b"MSG x 1 y\r\n", &mut acks).is_err());
+    }
+
+    #[test]
+    fn reply_tokens() {
+        let mut t = [0u8; REPLY_TOKEN];
+        put_token(&mut t, 0);
+        assert_eq!(&t, b"00000000");
+        put_token(&mut t, 0x1234abcd);
+        assert_eq!(&t, b"1234abcd");
     }
 }

@@ -20,18 +20,29 @@
 //!                -np is the number of requesters, -n the number of requests, -ns is unused)
 //!   --warmup N   request/reply: requests before measuring (default 0)
 //!   --timeout S  seconds any blocking read or write may wait (default 30)
+//!   --js         JetStream publish mode (see `js.rs`): (re)creates stream `--stream` on the
+//!                subject, then the publishers publish with a reply inbox and count PubAcks
+//!   --stream S   --js: the stream's name (default benchstream)
+//!   --storage T  --js: file or memory (default file)
+//!   --sync       --js: publish, wait for the PubAck, publish the next
+//!   --maxacks N  --js, asynchronous: at most N publishes awaiting their PubAck, the window
+//!                sliding as acks arrive (default 1000; nats.go's PublishAsyncMaxPending)
+//!   --pubbatch N --js, asynchronous: N publishes, then wait for all their acks (nats bench
+//!                --js's pattern, its default 100); replaces --maxacks
 //! ```
 //!
 //! Flags take Go's `flag` spellings: `-np 5`, `--np 5`, `-np=5`. The report's formulas and
 //! formatting are checked against strings printed by Go's `bench` package:
 //! `cargo test --example bench`.
 //!
-//! `--json FILE` writes `{"mode": "pubsub"|"reqrep", "server", "sub_server", "subject",
+//! `--json FILE` writes `{"mode": "pubsub"|"reqrep"|"js", "server", "sub_server", "subject",
 //! "msgs", "size", "pubs", "subs", "aggregate_msgs_per_sec", "pub_msgs_per_sec", "sub_msgs_per_sec",
 //! "pub_samples": [{"msgs", "secs"}], "sub_samples", "requests_per_sec", "latency_us": {"p50",
 //! "p90", "p99", "p999", "max", "count"}}` (null where a mode has no such number; in reqrep
 //! mode the requesters are the `pub_samples`, `subs` is the one responder and
-//! `aggregate_msgs_per_sec` is the request rate).
+//! `aggregate_msgs_per_sec` is the request rate). In js mode `pub_msgs_per_sec` and
+//! `aggregate_msgs_per_sec` are the acknowledged publishes per second, and a `"js"` object
+//! adds `{"stream", "storage", "sync", "max_pending", "batch"}`.
 //!
 //! ```text
 //! cargo run --release --example bench -- -s nats://127.0.0.1:4222 -np 5 -ns 5 -n 1000000 -ms 16 foo
@@ -62,6 +73,7 @@
 //!   is 1. TLS, credentials files and nkeys are not supported (`nats://user:pass@` is).
 
 mod client;
+mod js;
 mod report;
 mod reqrep;
 
@@ -86,7 +98,8 @@ const DEFAULT_REQREP_SUBJECT: &str = "bench.reqrep";
 
 /// Go-style multi-letter flags that may be written with one dash (`-np 5`).
 const LONG_FLAGS: &[&str] = &[
-    "np", "ns", "ms", "csv", "json", "reqrep", "warmup", "timeout", "help", "sub-url",
+    "np", "ns", "ms", "csv", "json", "reqrep", "warmup", "timeout", "help", "sub-url", "js",
+    "stream", "storage", "sync", "maxacks", "pubbatch",
 ];
 
 #[derive(Parser, Debug)]
@@ -95,7 +108,9 @@ const LONG_FLAGS: &[&str] = &[
     about = "NATS benchmark: Go nats-bench's flags and report, plus request/reply latency",
     override_usage = "bench [-s server (nats://127.0.0.1:4222)] [-np NUM_PUBLISHERS] \
         [-ns NUM_SUBSCRIBERS] [-n NUM_MSGS] [-ms MESSAGE_SIZE] [-csv csvfile] \
-        [--json file] [--reqrep [--warmup N]] [--timeout SECS] [--sub-url URL] <subject>"
+        [--json file] [--reqrep [--warmup N]] [--timeout SECS] [--sub-url URL] \
+        [--js [--stream NAME] [--storage file|memory] [--sync | --maxacks N | --pubbatch N]] \
+        <subject>"
 )]
 struct Args {
     /// The NATS server URLs (separated by comma; the first is used)
@@ -131,6 +146,25 @@ struct Args {
     /// Seconds a blocking read or write may wait before the client gives up
     #[arg(long = "timeout", value_name = "SECS", default_value_t = 30.0)]
     timeout: f64,
+    /// JetStream publish mode: publish to a stream and count PubAcks
+    #[arg(long = "js")]
+    js: bool,
+    /// JetStream: the stream to (re)create on the subject
+    #[arg(long = "stream", value_name = "NAME", default_value = "benchstream")]
+    stream: String,
+    /// JetStream: the stream's storage
+    #[arg(long = "storage", value_name = "file|memory", default_value = "file",
+          value_parser = ["file", "memory"])]
+    storage: String,
+    /// JetStream: synchronous publish (wait for each PubAck)
+    #[arg(long = "sync")]
+    sync: bool,
+    /// JetStream, asynchronous: most publishes awaiting their PubAck (sliding window)
+    #[arg(long = "maxacks", value_name = "N", default_value_t = 1000)]
+    maxacks: u64,
+    /// JetStream, asynchronous: publish N, then wait for all their PubAcks (nats bench's way)
+    #[arg(long = "pubbatch", value_name = "N")]
+    pubbatch: Option<u64>,
     /// Subject to publish to and subscribe on
     subject: Option<String>,
 }
@@ -163,6 +197,10 @@ fn go_style_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
         match s.as_str() {
             "--reqrep=true" | "--reqrep=1" => out.push("--reqrep".into()),
             "--reqrep=false" | "--reqrep=0" => {}
+            "--js=true" | "--js=1" => out.push("--js".into()),
+            "--js=false" | "--js=0" => {}
+            "--sync=true" | "--sync=1" => out.push("--sync".into()),
+            "--sync=false" | "--sync=0" => {}
             _ => out.push(s.into()),
         }
     }
@@ -213,6 +251,19 @@ struct JsonSummary {
     sub_samples: Vec<JsonSample>,
     requests_per_sec: Option<f64>,
     latency_us: Option<JsonLatency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    js: Option<JsonJs>,
+}
+
+#[derive(Serialize)]
+struct JsonJs {
+    stream: String,
+    storage: String,
+    sync: bool,
+    /// Publishes allowed without their PubAck (1 when sync).
+    max_pending: u64,
+    /// Whether the publishers wait for all acks of a batch before the next (`--pubbatch`).
+    batch: bool,
 }
 
 #[derive(Serialize)]
@@ -271,6 +322,12 @@ fn run(args: Args) -> Result<(), String> {
     }
     let timeout = Duration::from_secs_f64(args.timeout);
     let sub_server = args.sub_url.as_deref().map(Server::parse).transpose()?;
+    if args.js {
+        if args.reqrep || sub_server.is_some() || args.ns > 0 {
+            return Err("--js publishes only: no --reqrep, --sub-url or -ns".to_string());
+        }
+        return run_js(&args, &server, timeout);
+    }
     if args.reqrep {
         if sub_server.is_some() {
             return Err("--sub-url is for pub/sub runs, not --reqrep".to_string());
@@ -327,6 +384,7 @@ fn run_reqrep(args: &Args, server: &Server, timeout: Duration) -> Result<(), Str
                 .map(|(s, _)| JsonSample::of(s))
                 .collect(),
             sub_samples: Vec::new(),
+            js: None,
             requests_per_sec: rps,
             latency_us: Some(JsonLatency {
                 p50: h.value_at_quantile(0.50) as f64,
@@ -335,6 +393,100 @@ fn run_reqrep(args: &Args, server: &Server, timeout: Duration) -> Result<(), Str
                 p999: h.value_at_quantile(0.999) as f64,
                 max: h.max() as f64,
                 count: h.len(),
+            }),
+        };
+        write_json(path, &summary)?;
+    }
+    Ok(())
+}
+
+/// The publish pace of `--js` from the flags.
+fn js_pace(args: &Args) -> Result<client::JsPace, String> {
+    let pace = match (args.sync, args.pubbatch) {
+        (true, Some(_)) => return Err("--sync and --pubbatch exclude each other".to_string()),
+        (true, None) => client::JsPace {
+            max_pending: 1,
+            batch: false,
+        },
+        (false, Some(n)) => client::JsPace {
+            max_pending: n,
+            batch: true,
+        },
+        (false, None) => client::JsPace {
+            max_pending: args.maxacks,
+            batch: false,
+        },
+    };
+    if pace.max_pending == 0 {
+        return Err("--maxacks and --pubbatch must be at least 1".to_string());
+    }
+    Ok(pace)
+}
+
+fn run_js(args: &Args, server: &Server, timeout: Duration) -> Result<(), String> {
+    let Some(subject) = args.subject.clone() else {
+        return Err("a subject is required: bench --js [flags] <subject> (see --help)".to_string());
+    };
+    if args.n == 0 {
+        return Err("Number of messages should be greater than zero.".to_string());
+    }
+    if args.np == 0 {
+        return Err("--js needs at least one publisher (-np)".to_string());
+    }
+    let pace = js_pace(args)?;
+    eprintln!(
+        "Starting JetStream benchmark [msgs={}, msgsize={}, pubs={}, stream={}, storage={}, \
+         sync={}, {}={}]",
+        args.n,
+        args.ms,
+        args.np,
+        args.stream,
+        args.storage,
+        args.sync,
+        if pace.batch { "pubbatch" } else { "maxacks" },
+        pace.max_pending
+    );
+    let pubs = js::run(&js::JsConfig {
+        server,
+        subject: &subject,
+        stream: &args.stream,
+        storage: &args.storage,
+        msgs: args.n,
+        size: args.ms,
+        publishers: args.np,
+        pace,
+        timeout,
+    })?;
+    let bm = Benchmark::new("NATS", run_id(), pubs, Vec::new());
+    print!("{}", bm.report());
+    if let Some(path) = &args.csv {
+        write_file(path, &bm.csv())?;
+        println!("Saved metric data in csv file {}", path.display());
+    }
+    if let Some(path) = &args.json {
+        let rate = bm.pubs.agg.map(|a| a.rate_f64());
+        let summary = JsonSummary {
+            mode: "js",
+            server: server.url(),
+            sub_server: server.url(),
+            subject,
+            msgs: args.n,
+            size: args.ms,
+            pubs: args.np,
+            subs: 0,
+            aggregate_msgs_per_sec: rate.unwrap_or(0.0),
+            pub_msgs_per_sec: rate,
+            sub_msgs_per_sec: None,
+            pub_samples: bm.pubs.samples.iter().map(JsonSample::of).collect(),
+            sub_samples: Vec::new(),
+            requests_per_sec: None,
+            latency_us: None,
+            js: Some(JsonJs {
+                stream: args.stream.clone(),
+                storage: args.storage.clone(),
+                sync: args.sync,
+                max_pending: pace.max_pending,
+                batch: pace.batch,
             }),
         };
         write_json(path, &summary)?;
@@ -688,6 +840,7 @@ fn run_pubsub(
             sub_samples: bm.subs.samples.iter().map(JsonSample::of).collect(),
             requests_per_sec: None,
             latency_us: None,
+            js: None,
         };
         write_json(path, &summary)?;
     }
@@ -729,6 +882,31 @@ mod tests {
         assert_eq!(a.server, DEFAULT_URL);
         assert_eq!(a.sub_url, None);
         assert!(!a.reqrep);
+        assert!(!a.js);
+        let a = parse(&[
+            "-js",
+            "-storage",
+            "memory",
+            "-maxacks=50",
+            "-ms",
+            "16",
+            "foo",
+        ]);
+        assert!(a.js && !a.sync);
+        assert_eq!(
+            (a.storage.as_str(), a.stream.as_str()),
+            ("memory", "benchstream")
+        );
+        let pace = js_pace(&a).unwrap();
+        assert_eq!((pace.max_pending, pace.batch), (50, false));
+        let a = parse(&["--js=true", "--sync", "--stream", "s", "foo"]);
+        assert_eq!((a.js, a.sync, a.storage.as_str()), (true, true, "file"));
+        assert_eq!(js_pace(&a).unwrap().max_pending, 1);
+        let a = parse(&["--js", "-pubbatch", "100", "foo"]);
+        let pace = js_pace(&a).unwrap();
+        assert_eq!((pace.max_pending, pace.batch), (100, true));
+        assert!(js_pace(&parse(&["--js", "--sync", "--pubbatch", "5", "foo"])).is_err());
+        assert!(js_pace(&parse(&["--js", "--maxacks", "0", "foo"])).is_err());
         for argv in [
             &["-s", "h:1", "--sub-url", "h:2", "foo"][..],
             &["-s", "h:1", "-sub-url=h:2", "foo"][..],
