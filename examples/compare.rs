@@ -43,6 +43,62 @@ struct Scenario {
     /// Servers per measurement: 1, or 2 clustered nodes (publishers on the first node,
     /// subscribers on the second, through the route).
     nodes: usize,
+    /// A JetStream scenario: the server runs with `-js -sd <fresh dir>`, bench with `--js`,
+    /// and `examples/js_bench.go` (nats.go) runs it too, with `go_args`, on another fresh
+    /// server. Its results go to their own table and file.
+    js: bool,
+    go_args: &'static [&'static str],
+}
+
+/// A JetStream publish scenario: name, storage, sync, messages, size (as bench spells them).
+macro_rules! js_scenario {
+    ($name:expr, $storage:expr, $sync:expr, $n:expr, $ms:expr) => {
+        Scenario {
+            name: $name,
+            args: if $sync {
+                &[
+                    "--js",
+                    "--storage",
+                    $storage,
+                    "--sync",
+                    "-n",
+                    $n,
+                    "-ms",
+                    $ms,
+                ]
+            } else {
+                &[
+                    "--js",
+                    "--storage",
+                    $storage,
+                    "--maxacks",
+                    JS_MAX_ACKS,
+                    "-n",
+                    $n,
+                    "-ms",
+                    $ms,
+                ]
+            },
+            deliveries: 0,
+            fan_out: false,
+            nodes: 1,
+            js: true,
+            go_args: if $sync {
+                &["-storage", $storage, "-sync", "-n", $n, "-ms", $ms]
+            } else {
+                &[
+                    "-storage",
+                    $storage,
+                    "-maxacks",
+                    JS_MAX_ACKS,
+                    "-n",
+                    $n,
+                    "-ms",
+                    $ms,
+                ]
+            },
+        }
+    };
 }
 
 const SCENARIOS: &[Scenario] = &[
@@ -52,6 +108,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 5_000_000,
         fan_out: false,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "1:1-16B",
@@ -59,6 +117,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 3_000_000,
         fan_out: false,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "1:5-16B",
@@ -66,6 +126,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 5_000_000,
         fan_out: true,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "5:5-16B",
@@ -73,6 +135,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 5_000_000,
         fan_out: false,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "10:100-1000B",
@@ -80,6 +144,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 10_000_000,
         fan_out: true,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "10:1000-1000B",
@@ -87,6 +153,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 20_000_000,
         fan_out: true,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "1:1-64KiB",
@@ -94,6 +162,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 20_000,
         fan_out: false,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "reqrep-16B",
@@ -101,6 +171,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 40_000,
         fan_out: false,
         nodes: 1,
+        js: false,
+        go_args: &[],
     },
     // Two nodes of the same server clustered over a route: publishers on node A,
     // subscribers on node B (bench's --sub-url), so every message crosses the route once.
@@ -110,6 +182,8 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 3_000_000,
         fan_out: false,
         nodes: 2,
+        js: false,
+        go_args: &[],
     },
     Scenario {
         name: "route-1:5-1000B",
@@ -117,8 +191,24 @@ const SCENARIOS: &[Scenario] = &[
         deliveries: 2_500_000,
         fan_out: true,
         nodes: 2,
+        js: false,
+        go_args: &[],
     },
+    // JetStream publishing: a stream on the subject, every message acknowledged. Async:
+    // a sliding window of 1000 unacknowledged publishes (bench --maxacks, nats.go's
+    // PublishAsyncMaxPending); sync: one publish, its ack, the next.
+    js_scenario!("js-file-async-16B", "file", false, "500000", "16"),
+    js_scenario!("js-file-async-1KiB", "file", false, "200000", "1024"),
+    js_scenario!("js-mem-async-16B", "memory", false, "500000", "16"),
+    js_scenario!("js-mem-async-1KiB", "memory", false, "200000", "1024"),
+    js_scenario!("js-file-sync-16B", "file", true, "20000", "16"),
+    js_scenario!("js-file-sync-1KiB", "file", true, "20000", "1024"),
+    js_scenario!("js-mem-sync-16B", "memory", true, "20000", "16"),
+    js_scenario!("js-mem-sync-1KiB", "memory", true, "20000", "1024"),
 ];
+
+/// The window of unacknowledged publishes of the asynchronous JetStream scenarios.
+const JS_MAX_ACKS: &str = "1000";
 
 /// The cluster name of the two-node scenarios.
 const CLUSTER: &str = "bench";
@@ -132,7 +222,12 @@ struct ServerSpec {
 
 struct Options {
     rounds: usize,
+    /// The core scenarios selected (their table and results.json).
     scenarios: Vec<&'static Scenario>,
+    /// The JetStream scenarios selected (their own table and js-results.json).
+    js_scenarios: Vec<&'static Scenario>,
+    /// The nats.go JetStream publisher (`examples/js_bench.go`, built), if there is Go.
+    go_bench: Option<PathBuf>,
     servers: Vec<ServerSpec>,
     out_dir: PathBuf,
     doc: PathBuf,
@@ -156,6 +251,7 @@ fn parse_options() -> Options {
     let mut names: Option<Vec<String>> = None;
     let mut extra: Vec<ServerSpec> = Vec::new();
     let mut write = true;
+    let mut go_bench: Option<Option<PathBuf>> = None;
     let mut nats = which("nats-server")
         .or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.exists()));
     let mut it = std::env::args().skip(1);
@@ -174,6 +270,8 @@ fn parse_options() -> Options {
             "--nats-server" => nats = Some(PathBuf::from(value())),
             "--no-nats-server" => nats = None,
             "--no-write" => write = false,
+            "--go-bench" => go_bench = Some(Some(PathBuf::from(value()))),
+            "--no-go" => go_bench = Some(None),
             "--server" => {
                 let v = value();
                 let (name, cmd) = v
@@ -187,11 +285,16 @@ fn parse_options() -> Options {
             "-h" | "--help" => {
                 println!(
                     "usage: compare [--rounds N] [--scenarios a,b] [--nats-server PATH | \
-                     --no-nats-server] [--server NAME=COMMAND-with-{{port}}]... [--no-write]\n\
-                     --no-write: print the table, leave results.json and benchmarks.md alone\n\
+                     --no-nats-server] [--server NAME=COMMAND-with-{{port}}]... [--no-write] \
+                     [--go-bench PATH | --no-go]\n\
+                     --no-write: print the tables, leave results.json, js-results.json and \
+                     benchmarks.md alone\n\
+                     --go-bench: the built examples/js_bench.go (default: built into \
+                     target/js_bench with Debian's Go and nats.go); --no-go: bench only\n\
                      scenarios: {}\n\
                      route-* scenarios start two nodes of each server, clustered with \
-                     --cluster, --cluster_name and --routes (appended to the command line)",
+                     --cluster, --cluster_name and --routes (appended to the command line); \
+                     js-* scenarios run each server with -js -sd <fresh dir> (appended)",
                     SCENARIOS
                         .iter()
                         .map(|s| s.name)
@@ -214,6 +317,13 @@ fn parse_options() -> Options {
                     .unwrap_or_else(|| die(&format!("unknown scenario {n}")))
             })
             .collect(),
+    };
+    let (js_scenarios, scenarios): (Vec<&Scenario>, Vec<&Scenario>) =
+        scenarios.into_iter().partition(|s| s.js);
+    let go_bench = match go_bench {
+        _ if js_scenarios.is_empty() => None,
+        Some(choice) => choice,
+        None => build_go_bench(&root),
     };
     let beaver = root.join("target/release/beaver");
     let bench = root.join("target/release/examples/bench");
@@ -252,6 +362,8 @@ fn parse_options() -> Options {
     Options {
         rounds: rounds.max(1),
         scenarios,
+        js_scenarios,
+        go_bench,
         servers,
         out_dir: root.join("docs/benchmarks"),
         doc: root.join("docs/benchmarks.md"),
@@ -553,7 +665,19 @@ fn machine() -> Value {
 fn main() {
     let opts = parse_options();
     let mut runs: Vec<Value> = Vec::new();
+    let mut js_runs: Vec<Value> = Vec::new();
     for round in 0..opts.rounds {
+        for sc in &opts.js_scenarios {
+            let mut order: Vec<&ServerSpec> = opts.servers.iter().collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for spec in order {
+                let mut m = measure_js(&opts, spec, sc);
+                m["round"] = json!(round + 1);
+                js_runs.push(m);
+            }
+        }
         for sc in &opts.scenarios {
             // Alternate which server goes first, round by round.
             let mut order: Vec<&ServerSpec> = opts.servers.iter().collect();
@@ -576,6 +700,12 @@ fn main() {
                 runs.push(m);
             }
         }
+    }
+    if !opts.js_scenarios.is_empty() {
+        write_js_results(&opts, js_runs);
+    }
+    if opts.scenarios.is_empty() {
+        return;
     }
     // Summaries: median and best per (scenario, server).
     let mut summary: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
@@ -818,8 +948,12 @@ fn group(v: f64) -> String {
 
 /// Replaces the text between the results markers in the doc (creating the doc if needed).
 fn write_into_doc(doc: &Path, table: &str) {
-    const BEGIN: &str = "<!-- results:begin -->";
-    const END: &str = "<!-- results:end -->";
+    write_between(doc, table, "<!-- results:begin -->", "<!-- results:end -->");
+}
+
+/// Replaces the text between `BEGIN` and `END` in the doc (appending them if missing).
+#[allow(non_snake_case)]
+fn write_between(doc: &Path, table: &str, BEGIN: &str, END: &str) {
     let text = std::fs::read_to_string(doc)
         .unwrap_or_else(|_| format!("# Benchmarks\n\n{BEGIN}\n{END}\n"));
     let new = match (text.find(BEGIN), text.find(END)) {
@@ -829,4 +963,347 @@ fn write_into_doc(doc: &Path, table: &str) {
         _ => format!("{text}\n{BEGIN}\n{table}{END}\n"),
     };
     std::fs::write(doc, new).unwrap_or_else(|e| die(&format!("{}: {e}", doc.display())));
+}
+
+// ---------------------------------------------------------------------------------------
+// JetStream publishing: js-* scenarios.
+
+/// Builds `examples/js_bench.go` into `target/js_bench` with Debian's Go and nats.go (no
+/// module download: GOPATH mode); None, with a word, if that fails.
+fn build_go_bench(root: &Path) -> Option<PathBuf> {
+    let out = root.join("target/js_bench");
+    let status = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&out)
+        .arg(root.join("examples/js_bench.go"))
+        .env("GO111MODULE", "off")
+        .env("GOPATH", "/usr/share/gocode")
+        .env("GOFLAGS", "")
+        .env("GOCACHE", root.join("target/gocache"))
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        other => {
+            eprintln!(
+                "compare: cannot build examples/js_bench.go ({other:?}): JetStream scenarios \
+                 run with examples/bench only (Debian: apt-get install golang-go \
+                 golang-github-nats-io-go-nats-dev)"
+            );
+            None
+        }
+    }
+}
+
+/// CPU seconds (user + system) used by this process's children that have been waited for.
+#[cfg(unix)]
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return f64::NAN;
+    }
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+#[cfg(not(unix))]
+fn children_cpu_seconds() -> f64 {
+    f64::NAN
+}
+
+/// Bytes of the files under `dir`: (the sum of their sizes, the blocks allocated to them).
+fn dir_usage(dir: &Path) -> (u64, u64) {
+    let mut total = (0u64, 0u64);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return total;
+    };
+    for e in entries.flatten() {
+        let Ok(meta) = e.metadata() else { continue };
+        if meta.is_dir() {
+            let (a, b) = dir_usage(&e.path());
+            total = (total.0 + a, total.1 + b);
+        } else {
+            #[cfg(unix)]
+            let blocks = std::os::unix::fs::MetadataExt::blocks(&meta) * 512;
+            #[cfg(not(unix))]
+            let blocks = meta.len();
+            total = (total.0 + meta.len(), total.1 + blocks);
+        }
+    }
+    total
+}
+
+/// The number after `flag` in a scenario's arguments.
+fn arg_after(args: &[&str], flag: &str) -> u64 {
+    args.iter()
+        .position(|a| *a == flag)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// One JetStream client run against a fresh server with a fresh store directory: the
+/// client's rate (from its JSON), the server's CPU and peak RSS, the client's CPU, and the
+/// store directory's bytes once the run is over (measured with the server still up, after
+/// half a second for it to write out what it buffers; then the server is killed and the
+/// directory removed).
+fn js_client_run(spec: &ServerSpec, sc: &Scenario, client: &str, program: &Path) -> Value {
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("compare-js-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| die(&format!("{}: {e}", dir.display())));
+    let extra = [
+        "-js".to_string(),
+        "-sd".to_string(),
+        dir.join("store").display().to_string(),
+    ];
+    let mut server = start_with(spec, &extra, Vec::new());
+    let pid = server.child.id();
+    let cpu_before = cpu_seconds(pid);
+    let json_path = dir.join("client.json");
+    let url = format!("nats://127.0.0.1:{}", server.port);
+    let mut cmd = Command::new(program);
+    if client == "bench" {
+        cmd.args(["-s", &url]).args(sc.args);
+    } else {
+        cmd.args(["-s", &url]).args(sc.go_args);
+    }
+    cmd.args(["-json", &json_path.display().to_string()])
+        .arg("bench")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let client_cpu_before = children_cpu_seconds();
+    let started = Instant::now();
+    let out = cmd.output();
+    let wall = started.elapsed().as_secs_f64();
+    let client_cpu = children_cpu_seconds() - client_cpu_before;
+    let cpu = cpu_seconds(pid) - cpu_before;
+    std::thread::sleep(Duration::from_millis(500));
+    let rss = peak_rss_kib(pid);
+    let (disk_bytes, disk_allocated) = dir_usage(&dir.join("store"));
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let summary: Value = std::fs::read_to_string(&json_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let _ = std::fs::remove_dir_all(&dir);
+    let failed = |why: String| {
+        eprintln!("  {} {} ({client}): failed: {why}", spec.name, sc.name);
+        json!({"ok": false, "error": why})
+    };
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => return failed(format!("cannot run {}: {e}", program.display())),
+    };
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        return failed(format!(
+            "{report}{}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let rate = if client == "bench" {
+        summary["pub_msgs_per_sec"].as_f64()
+    } else {
+        summary["msgs_per_sec"].as_f64()
+    };
+    let msgs = arg_after(sc.args, "-n");
+    json!({
+        "ok": rate.is_some(),
+        "msgs_per_sec": rate,
+        "server_cpu_seconds": cpu,
+        "server_cpu_us_per_msg": cpu * 1e6 / msgs.max(1) as f64,
+        "client_cpu_seconds": client_cpu,
+        "client_wall_seconds": wall,
+        "peak_rss_kib": rss,
+        "disk_bytes": disk_bytes,
+        "disk_allocated_bytes": disk_allocated,
+        "report": report.trim(),
+    })
+}
+
+/// A JetStream scenario against one server: examples/bench, then (on another fresh server)
+/// the nats.go publisher.
+fn measure_js(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
+    let bench = js_client_run(spec, sc, "bench", &opts.bench);
+    let go = match &opts.go_bench {
+        Some(p) => js_client_run(spec, sc, "go", p),
+        None => Value::Null,
+    };
+    let mib = |v: &Value| v["peak_rss_kib"].as_f64().unwrap_or(f64::NAN) / 1024.0;
+    eprintln!(
+        "{:>20} {:>16}: bench {:>9.0} msgs/s, go {:>9.0} msgs/s; rss {:.0}/{:.0} MiB, disk {:.1} MiB",
+        sc.name,
+        spec.name,
+        bench["msgs_per_sec"].as_f64().unwrap_or(f64::NAN),
+        go["msgs_per_sec"].as_f64().unwrap_or(f64::NAN),
+        mib(&bench),
+        mib(&go),
+        bench["disk_bytes"].as_f64().unwrap_or(f64::NAN) / 1048576.0,
+    );
+    json!({"server": spec.name, "scenario": sc.name, "bench": bench, "go": go})
+}
+
+/// The version a server prints with `--version`.
+fn server_version(spec: &ServerSpec) -> String {
+    Command::new(&spec.command[0])
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Medians per (scenario, server, client) into js-results.json, and the table into the doc
+/// between `<!-- js-results:begin -->` and `<!-- js-results:end -->`.
+fn write_js_results(opts: &Options, runs: Vec<Value>) {
+    let mut summary: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    for sc in &opts.js_scenarios {
+        for spec in &opts.servers {
+            let mine: Vec<&Value> = runs
+                .iter()
+                .filter(|r| r["scenario"] == sc.name && r["server"] == spec.name.as_str())
+                .collect();
+            let mut entry = serde_json::Map::new();
+            for client in ["bench", "go"] {
+                let ok: Vec<&Value> = mine
+                    .iter()
+                    .map(|r| &r[client])
+                    .filter(|r| r["ok"] == true)
+                    .collect();
+                let f = |key: &str| ok.iter().filter_map(|r| r[key].as_f64()).collect();
+                entry.insert(
+                    client.to_string(),
+                    json!({
+                        "rounds_ok": ok.len(),
+                        "median_msgs_per_sec": median(f("msgs_per_sec")),
+                        "median_server_cpu_us_per_msg": median(f("server_cpu_us_per_msg")),
+                        "median_client_cpu_share": median(ok.iter().filter_map(|r| Some(
+                            r["client_cpu_seconds"].as_f64()? / r["client_wall_seconds"].as_f64()?
+                        )).collect()),
+                        "max_peak_rss_kib": ok.iter().filter_map(|r| r["peak_rss_kib"].as_u64()).max(),
+                        "median_disk_bytes": median(f("disk_bytes")),
+                        "median_disk_allocated_bytes": median(f("disk_allocated_bytes")),
+                    }),
+                );
+            }
+            summary
+                .entry(sc.name.into())
+                .or_default()
+                .insert(spec.name.clone(), Value::Object(entry));
+        }
+    }
+    let results = json!({
+        "machine": machine(),
+        "rounds": opts.rounds,
+        "commands": {
+            "build": "cargo build --release --bin beaver --example bench",
+            "run": format!(
+                "cargo run --release --example compare -- --rounds {} --scenarios {}",
+                opts.rounds,
+                opts.js_scenarios.iter().map(|s| s.name).collect::<Vec<_>>().join(",")
+            ),
+        },
+        "scenarios": opts.js_scenarios.iter().map(|s| json!({"name": s.name, "bench_args": s.args, "go_args": s.go_args})).collect::<Vec<_>>(),
+        "servers": opts.servers.iter().map(|s| json!({"name": s.name, "command": s.command.join(" "), "version": server_version(s)})).collect::<Vec<_>>(),
+        "go_client": opts.go_bench.as_ref().map(|p| p.display().to_string()),
+        "summary": summary,
+        "runs": runs,
+    });
+    let table = render_js(opts, &results);
+    println!("{table}");
+    if !opts.write {
+        eprintln!("--no-write: js-results.json and the table in the doc left as they were");
+        return;
+    }
+    std::fs::create_dir_all(&opts.out_dir).unwrap_or_else(|e| die(&format!("{e}")));
+    let path = opts.out_dir.join("js-results.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&results).expect("json"))
+        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
+    write_between(
+        &opts.doc,
+        &table,
+        "<!-- js-results:begin -->",
+        "<!-- js-results:end -->",
+    );
+    eprintln!(
+        "wrote {} and the JetStream table in {}",
+        path.display(),
+        opts.doc.display()
+    );
+}
+
+/// The JetStream table: a row per scenario and server.
+fn render_js(opts: &Options, results: &Value) -> String {
+    let m = &results["machine"];
+    let mut s = format!(
+        "Measured {} on {} ({} CPUs, {}), {}, {}. {} round(s), servers alternating; medians \
+         of the rounds (peak RSS: the highest). Servers: {}.\n\n",
+        m["date"].as_str().unwrap_or(""),
+        m["cpu"].as_str().unwrap_or(""),
+        m["cpus"].as_str().unwrap_or(""),
+        m["memory"].as_str().unwrap_or(""),
+        m["kernel"].as_str().unwrap_or(""),
+        m["rustc"].as_str().unwrap_or(""),
+        opts.rounds,
+        results["servers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| format!(
+                "{} ({})",
+                v["name"].as_str().unwrap_or(""),
+                v["version"].as_str().unwrap_or("")
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    s.push_str(
+        "| scenario | server | msgs/s (bench) | vs nats-server | msgs/s (nats.go) | server CPU \
+         µs/msg | client CPU (bench / nats.go) | peak RSS MiB | disk MiB (files / allocated) |\n",
+    );
+    s.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    let summary = &results["summary"];
+    for sc in &opts.js_scenarios {
+        let reference = summary[sc.name]["nats-server"]["bench"]["median_msgs_per_sec"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
+        for spec in &opts.servers {
+            let e = &summary[sc.name][spec.name.as_str()];
+            let (b, g) = (&e["bench"], &e["go"]);
+            let num = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+            let pct = |v: &Value| {
+                let x = num(v, "median_client_cpu_share");
+                if x.is_finite() {
+                    format!("{:.0}%", x * 100.0)
+                } else {
+                    "-".to_string()
+                }
+            };
+            let rate = num(b, "median_msgs_per_sec");
+            s.push_str(&format!(
+                "| {} | {} | {} | {:.2}× | {} | {:.2} | {} / {} | {:.0} | {:.1} / {:.1} |\n",
+                sc.name,
+                spec.name,
+                group(rate),
+                rate / reference,
+                group(num(g, "median_msgs_per_sec")),
+                num(b, "median_server_cpu_us_per_msg"),
+                pct(b),
+                pct(g),
+                num(b, "max_peak_rss_kib") / 1024.0,
+                num(b, "median_disk_bytes") / 1048576.0,
+                num(b, "median_disk_allocated_bytes") / 1048576.0,
+            ));
+        }
+    }
+    s.push_str(
+        "\nmsgs/s: acknowledged publishes per second (one publisher). Server CPU, client CPU \
+         (CPU time over wall time of the client process: 100% is one core busy), peak RSS and \
+         disk are from the examples/bench run; disk is the store directory once the run is \
+         over, with the server still up.\n",
+    );
+    s
 }
