@@ -16,6 +16,7 @@
 //! cargo run --release --example compare -- --rounds 1 --scenarios 1:1-16B,reqrep-16B
 //! cargo run --release --example compare -- --rounds 1 --scenarios route-1:1-16B --no-write
 //! cargo run --release --example compare -- --server 'other=/path/to/server -p {port}'
+//! cargo run --release --example compare -- --rounds 5 --scenarios js-file-async-16B,js-mem-sync-16B
 //! ```
 //!
 //! The `route-*` scenarios start two nodes of each server instead of one, clustered on
@@ -24,6 +25,17 @@
 //! published on the first reaches a subscriber on the second, and run bench with its
 //! publishers on the first node and its subscribers on the second (`--sub-url`). Their CPU
 //! time and peak resident memory are the sums over both nodes.
+//!
+//! The `js-*` scenarios measure JetStream publishing: each server runs with `-js -sd <a
+//! fresh directory>` (appended to its command line), `examples/bench --js` (re)creates a
+//! stream on the subject and publishes with PubAcks (`--sync`, or a window of 1000
+//! unacknowledged), and then, on another fresh server, `examples/js_bench.go` (nats.go's
+//! `PublishAsync` / `Publish`) does the same, as a second client. Per run it records the
+//! rate, the server's CPU time and peak RSS, the client's CPU time (`getrusage` of the
+//! children), and the bytes under the store directory once the run is over. These go to
+//! `docs/benchmarks/js-results.json` and to their own table in `docs/benchmarks.md`, between
+//! `<!-- js-results:begin -->` and `<!-- js-results:end -->`; the Go client is built once
+//! into `target/js_bench` with Debian's Go and nats.go (GOPATH mode, nothing downloaded).
 //!
 //! Linux only (it reads `/proc`). Servers listen on 127.0.0.1 only.
 
