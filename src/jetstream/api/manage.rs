@@ -247,58 +247,41 @@ fn listed(acc: &JsAccount, subject: &str) -> Vec<Arc<Stream>> {
 }
 
 pub(super) fn stream_list(acc: &JsAccount, body: &[u8]) -> Answer {
-    const T: &str = "io.nats.jetstream.api.v1.stream_list_response";
-    #[derive(Serialize)]
-    struct R<'a> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<&'a ApiError>,
-        total: usize,
-        offset: usize,
-        limit: usize,
-        streams: Option<Vec<StreamInfo>>,
-    }
-    let req: ListRequest = match parse_optional(body) {
-        Ok(r) => r,
-        Err(e) => {
-            return Answer::json(
-                &R {
-                    kind: T,
-                    error: Some(&e),
-                    total: 0,
-                    offset: 0,
-                    limit: 0,
-                    streams: None,
-                },
-                true,
-            )
-        }
-    };
-    let all = listed(acc, &req.subject);
-    let offset = req.offset.min(all.len());
-    let streams = all[offset..]
-        .iter()
-        .take(LIST_LIMIT)
-        .map(|s| info_of(acc, s, &InfoRequest::default()).0)
-        .collect();
-    Answer::json(
-        &R {
-            kind: T,
-            error: None,
-            total: all.len(),
-            offset,
-            limit: LIST_LIMIT,
-            streams: Some(streams),
-        },
+    paged(
+        acc,
+        body,
+        "io.nats.jetstream.api.v1.stream_list_response",
+        LIST_LIMIT,
+        |s| info_of(acc, s, &InfoRequest::default()).0,
         false,
     )
 }
 
 pub(super) fn stream_names(acc: &JsAccount, body: &[u8]) -> Answer {
-    const T: &str = "io.nats.jetstream.api.v1.stream_names_response";
+    // nats-server writes `null` when nothing matched a subject filter.
+    paged(
+        acc,
+        body,
+        "io.nats.jetstream.api.v1.stream_names_response",
+        NAMES_LIMIT,
+        |s| s.name.clone(),
+        true,
+    )
+}
+
+/// `STREAM.LIST` and `STREAM.NAMES`: the streams in name order (those whose subjects meet
+/// the request's `subject`, when given) from `offset`, at most `limit`, each as `item` makes
+/// it; with `null_when_none_match`, a filter that matched nothing gives `"streams":null`.
+fn paged<T: Serialize>(
+    acc: &JsAccount,
+    body: &[u8],
+    kind: &'static str,
+    limit: usize,
+    item: impl Fn(&Arc<Stream>) -> T,
+    null_when_none_match: bool,
+) -> Answer {
     #[derive(Serialize)]
-    struct R<'a> {
+    struct R<'a, T> {
         #[serde(rename = "type")]
         kind: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -306,14 +289,14 @@ pub(super) fn stream_names(acc: &JsAccount, body: &[u8]) -> Answer {
         total: usize,
         offset: usize,
         limit: usize,
-        streams: Option<Vec<String>>,
+        streams: Option<Vec<T>>,
     }
     let req: ListRequest = match parse_optional(body) {
         Ok(r) => r,
         Err(e) => {
             return Answer::json(
-                &R {
-                    kind: T,
+                &R::<T> {
+                    kind,
                     error: Some(&e),
                     total: 0,
                     offset: 0,
@@ -326,24 +309,16 @@ pub(super) fn stream_names(acc: &JsAccount, body: &[u8]) -> Answer {
     };
     let all = listed(acc, &req.subject);
     let offset = req.offset.min(all.len());
-    let names: Vec<String> = all[offset..]
-        .iter()
-        .take(NAMES_LIMIT)
-        .map(|s| s.name.clone())
-        .collect();
+    let items: Vec<T> = all[offset..].iter().take(limit).map(item).collect();
+    let none = items.is_empty() && !req.subject.is_empty() && null_when_none_match;
     Answer::json(
         &R {
-            kind: T,
+            kind,
             error: None,
             total: all.len(),
             offset,
-            limit: NAMES_LIMIT,
-            // nats-server writes `null` when nothing matched a subject filter.
-            streams: if names.is_empty() && !req.subject.is_empty() {
-                None
-            } else {
-                Some(names)
-            },
+            limit,
+            streams: (!none).then_some(items),
         },
         false,
     )
