@@ -170,22 +170,33 @@ fn nats_go_jetstream() {
     run_smoke(cmd, "nats.go JetStream test");
 }
 
-#[test]
-fn nats_js() {
-    if !works("node", &["--version"], None) {
-        return unavailable("node");
-    }
+/// The scratch directory with nats.js installed (`npm install nats@2`, once: the two nats.js
+/// tests run at once, and two npm installs into one directory break each other).
+fn nats_js_dir() -> Option<PathBuf> {
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("js");
-    if !dir.join("node_modules/nats").exists() {
+    if !dir.join("node_modules/nats/package.json").exists() {
         std::fs::write(dir.join("package.json"), "{\"private\": true}\n").expect("package.json");
         if !works(
             "npm",
             &["install", "--no-audit", "--no-fund", "--silent", "nats@2"],
             Some(&dir),
         ) {
-            return unavailable("npm install nats@2");
+            return None;
         }
     }
+    Some(dir)
+}
+
+#[test]
+fn nats_js() {
+    if !works("node", &["--version"], None) {
+        return unavailable("node");
+    }
+    let Some(dir) = nats_js_dir() else {
+        return unavailable("npm install nats@2");
+    };
     std::fs::copy(format!("{OFFICIAL}/smoke.mjs"), dir.join("smoke.mjs")).expect("copy smoke.mjs");
     let server = ServerProcess::beaver(&[]);
     let mut cmd = Command::new("node");
@@ -201,17 +212,9 @@ fn nats_js_jetstream() {
     if !works("node", &["--version"], None) {
         return unavailable("node");
     }
-    let dir = scratch("js");
-    if !dir.join("node_modules/nats").exists() {
-        std::fs::write(dir.join("package.json"), "{\"private\": true}\n").expect("package.json");
-        if !works(
-            "npm",
-            &["install", "--no-audit", "--no-fund", "--silent", "nats@2"],
-            Some(&dir),
-        ) {
-            return unavailable("npm install nats@2");
-        }
-    }
+    let Some(dir) = nats_js_dir() else {
+        return unavailable("npm install nats@2");
+    };
     std::fs::copy(
         format!("{OFFICIAL}/jetstream.mjs"),
         dir.join("jetstream.mjs"),
