@@ -327,21 +327,26 @@ impl JsAccount {
         Ok(acc)
     }
 
-    /// Whether `config`'s subjects overlap another stream's, or the API's.
-    pub fn overlaps(&self, config: &StreamConfig) -> bool {
-        let api = config
-            .subjects
-            .iter()
-            .any(|s| config::subjects_overlap(s, "$JS.API.>"));
-        api || self.stream_list().iter().any(|other| {
-            other.name != config.name
-                && other.config().subjects.iter().any(|b| {
-                    config
-                        .subjects
-                        .iter()
-                        .any(|a| config::subjects_overlap(a, b))
-                })
-        })
+    /// Whether `config`'s subjects overlap another stream's subjects, or the API's, checked
+    /// in nats-server's order (other streams first), with its errors.
+    pub fn check_overlap(&self, config: &StreamConfig) -> Result<(), errors::ApiError> {
+        let crosses = |theirs: &[String]| {
+            config
+                .subjects
+                .iter()
+                .any(|a| theirs.iter().any(|b| config::subjects_overlap(a, b)))
+        };
+        for other in self.stream_list() {
+            if other.name != config.name && crosses(&other.config().subjects) {
+                return Err(errors::SUBJECT_OVERLAP);
+            }
+        }
+        if crosses(&["$JS.API.>".to_string()]) {
+            return Err(errors::invalid_config(
+                "subjects overlap with jetstream api",
+            ));
+        }
+        Ok(())
     }
 
     /// Streams in name order.

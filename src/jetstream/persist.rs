@@ -55,7 +55,7 @@ impl JsAccount {
                 .unwrap_or_default();
             let problem = match meta.config.clone().normalize() {
                 Ok(c) if c.name != dir_name => Some("its name is not its directory's".to_string()),
-                Ok(c) if self.overlaps(&c) => {
+                Ok(c) if self.check_overlap(&c).is_err() => {
                     Some("its subjects overlap another stream's or the API's".to_string())
                 }
                 Ok(_) => None,

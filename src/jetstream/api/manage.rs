@@ -13,34 +13,6 @@ use std::sync::Arc;
 
 // ---- create, update, delete -----------------------------------------------------------
 
-/// Checks a configuration against the other streams of the account: subjects must not
-/// overlap theirs.
-///
-/// Then the API's own subjects (nats-server checks those after the other streams).
-fn check_overlap(acc: &JsAccount, config: &StreamConfig) -> Result<(), ApiError> {
-    for other in acc.stream_list() {
-        if other.name == config.name {
-            continue;
-        }
-        let theirs = other.config().subjects;
-        for a in &config.subjects {
-            if theirs.iter().any(|b| subjects_overlap(a, b)) {
-                return Err(errors::SUBJECT_OVERLAP);
-            }
-        }
-    }
-    if config
-        .subjects
-        .iter()
-        .any(|s| subjects_overlap(s, "$JS.API.>"))
-    {
-        return Err(errors::invalid_config(
-            "subjects overlap with jetstream api",
-        ));
-    }
-    Ok(())
-}
-
 /// The highest sequence a purge may move a stream to (nats-server's are signed 64-bit).
 const MAX_SEQUENCE: u64 = i64::MAX as u64;
 
@@ -82,7 +54,7 @@ pub(super) fn stream_create(acc: &JsAccount, name: &str, body: &[u8]) -> Answer 
         }
         return created_answer(acc, &existing, T, true);
     }
-    if let Err(e) = check_overlap(acc, &config) {
+    if let Err(e) = acc.check_overlap(&config) {
         return error_answer(T, &e);
     }
     if acc.sources_loop(&config) {
@@ -145,7 +117,7 @@ pub(super) fn stream_update(acc: &JsAccount, name: &str, body: &[u8]) -> Answer 
     if let Err(e) = check_update(&old, &mut config) {
         return error_answer(T, &e);
     }
-    if let Err(e) = check_overlap(acc, &config) {
+    if let Err(e) = acc.check_overlap(&config) {
         return error_answer(T, &e);
     }
     if acc.sources_loop(&config) {
