@@ -119,10 +119,6 @@ pub const MIRROR_START_SEQ_AND_TIME: ApiError = e(
     10032,
     "stream mirrors can not have both start seq and start time configured",
 );
-/// `JSNotEnabledForAccountErr`.
-pub const NOT_ENABLED_FOR_ACCOUNT: ApiError = e(503, 10039, "JetStream not enabled for account");
-/// `JSInsufficientResourcesErr`.
-pub const INSUFFICIENT_RESOURCES: ApiError = e(503, 10023, "insufficient resources");
 /// `JSStorageResourcesExceededErr`.
 pub const STORAGE_RESOURCES_EXCEEDED: ApiError =
     e(500, 10047, "insufficient storage resources available");
@@ -133,8 +129,6 @@ pub const MEMORY_RESOURCES_EXCEEDED: ApiError =
 pub fn store_limit(reason: &str) -> ApiError {
     f(503, 10077, reason.to_string())
 }
-/// `JSStreamInfoMaxSubjectsErr`.
-pub const MAX_SUBJECTS: ApiError = e(500, 10117, "subject details would exceed maximum allowed");
 /// `JSStreamNameContainsPathSeparatorsErr`: a stream's name becomes a directory's.
 pub const NAME_WITH_PATH_SEPARATORS: ApiError =
     e(400, 10128, "Stream name can not contain path separators");

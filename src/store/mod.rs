@@ -91,11 +91,6 @@ pub fn memory_msg_size(subject: usize, headers: usize, data: usize) -> u64 {
     (subject + headers + data + 16) as u64
 }
 
-/// The file store's size ([`file_msg_size`]); kept under this name for existing callers.
-pub fn msg_size(subject: usize, headers: usize, data: usize) -> u64 {
-    file_msg_size(subject, headers, data)
-}
-
 /// A stream's state (nats-server's `StreamState`, the `state` of `STREAM.INFO`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StreamState {
@@ -240,8 +235,8 @@ pub trait Store: Send {
     /// Makes everything written so far durable (fsync). A no-op for memory.
     fn sync(&mut self) -> Result<(), StoreError>;
 
-    /// Bytes this store holds on disk (file store) or in memory (memory store), for
-    /// `/jsz` and account info's `storage`/`memory`.
+    /// Bytes this store holds on disk (file store: its segment files, so reclaimed space
+    /// shows) or counts for its messages (memory store).
     fn footprint(&self) -> u64;
 
     /// Deletes the store and everything it wrote (stream deletion).

@@ -175,11 +175,6 @@ impl FileStore {
         Ok(store)
     }
 
-    /// The segment files' directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// How many segment files the store has (one at least).
     pub fn segment_count(&self) -> usize {
         self.segs.len()
