@@ -1,7 +1,8 @@
 //! The official NATS clients for Python (nats.py, and its new client `nats-core`), Go
 //! (nats.go) and JavaScript (nats.js) against the real beaver binary: each runs the same
 //! smoke script (`tests/official/`): pub/sub with a wildcard and headers, a queue group,
-//! request/reply, no responders; and each one's JetStream API (`jetstream.*`) against `-js`.
+//! request/reply, no responders; and each one's JetStream API (`jetstream.*`) and its
+//! consumers, key-value buckets and object stores (`consumers.*`) against `-js`.
 //! (The Rust client, async-nats, has its own, deeper tests in `tests/clients.rs`.)
 //!
 //! Each test needs its language's toolchain and client library; without them it prints
@@ -87,17 +88,31 @@ fn nats_py() {
 /// nats.py's JetStream against `beaver -js` (tests/official/jetstream.py).
 #[test]
 fn nats_py_jetstream() {
+    nats_py_js_script("jetstream.py", "nats.py JetStream test");
+}
+
+/// nats.py's consumers, key-value and object store against `beaver -js`
+/// (tests/official/consumers.py).
+#[test]
+fn nats_py_consumers() {
+    nats_py_js_script(
+        "consumers.py",
+        "nats.py consumers, KV and object store test",
+    );
+}
+
+/// Runs the nats.py script `script` against `beaver -js` on a fresh store.
+fn nats_py_js_script(script: &str, what: &str) {
     let python = std::env::var("BEAVER_PYTHON").unwrap_or_else(|_| "python3".into());
     if !works(&python, &["-c", "import nats.js"], None) {
         return unavailable("python3 with nats-py (pip install nats-py)");
     }
-    let store = scratch("py-jetstream-store");
+    let store = scratch(&format!("py-{script}-store"));
     let _ = std::fs::remove_dir_all(&store);
     let server = ServerProcess::beaver(&["-js", "-sd", store.to_str().expect("utf-8 path")]);
     let mut cmd = Command::new(&python);
-    cmd.arg(format!("{OFFICIAL}/jetstream.py"))
-        .arg(server.url());
-    run_smoke(cmd, "nats.py JetStream test");
+    cmd.arg(format!("{OFFICIAL}/{script}")).arg(server.url());
+    run_smoke(cmd, what);
 }
 
 /// nats.py's new client, `nats-core` (module `nats.client`), which needs Python 3.13 and
@@ -148,6 +163,21 @@ fn nats_go() {
 /// nats.go's JetStream against `beaver -js` (tests/official/jetstream.go).
 #[test]
 fn nats_go_jetstream() {
+    nats_go_js_script("jetstream.go", "nats.go JetStream test");
+}
+
+/// nats.go's consumers, key-value and object store against `beaver -js`
+/// (tests/official/consumers.go).
+#[test]
+fn nats_go_consumers() {
+    nats_go_js_script(
+        "consumers.go",
+        "nats.go consumers, KV and object store test",
+    );
+}
+
+/// Runs the nats.go program `script` against `beaver -js` on a fresh store.
+fn nats_go_js_script(script: &str, what: &str) {
     let gopath = std::env::var("BEAVER_GOPATH").unwrap_or_else(|_| "/usr/share/gocode".into());
     if !works("go", &["version"], None)
         || !Path::new(&gopath)
@@ -158,16 +188,16 @@ fn nats_go_jetstream() {
             "go with nats.go (apt-get install golang-go golang-github-nats-io-go-nats-dev)",
         );
     }
-    let store = scratch("go-jetstream-store");
+    let store = scratch(&format!("go-{script}-store"));
     let _ = std::fs::remove_dir_all(&store);
     let server = ServerProcess::beaver(&["-js", "-sd", store.to_str().expect("utf-8 path")]);
     let mut cmd = Command::new("go");
-    cmd.args(["run", &format!("{OFFICIAL}/jetstream.go"), &server.url()])
+    cmd.args(["run", &format!("{OFFICIAL}/{script}"), &server.url()])
         .env("GO111MODULE", "off")
         .env("GOPATH", &gopath)
         .env("GOCACHE", scratch("gocache"))
         .env("GOFLAGS", "");
-    run_smoke(cmd, "nats.go JetStream test");
+    run_smoke(cmd, what);
 }
 
 /// The scratch directory with nats.js installed (`npm install nats@2`, once: the two nats.js
@@ -209,23 +239,34 @@ fn nats_js() {
 /// nats.js's JetStream against `beaver -js` (tests/official/jetstream.mjs).
 #[test]
 fn nats_js_jetstream() {
+    nats_js_js_script("jetstream.mjs", "nats.js JetStream test");
+}
+
+/// nats.js's consumers, key-value and object store against `beaver -js`
+/// (tests/official/consumers.mjs).
+#[test]
+fn nats_js_consumers() {
+    nats_js_js_script(
+        "consumers.mjs",
+        "nats.js consumers, KV and object store test",
+    );
+}
+
+/// Runs the nats.js script `script` against `beaver -js` on a fresh store.
+fn nats_js_js_script(script: &str, what: &str) {
     if !works("node", &["--version"], None) {
         return unavailable("node");
     }
     let Some(dir) = nats_js_dir() else {
         return unavailable("npm install nats@2");
     };
-    std::fs::copy(
-        format!("{OFFICIAL}/jetstream.mjs"),
-        dir.join("jetstream.mjs"),
-    )
-    .expect("copy jetstream.mjs");
-    let store = scratch("js-jetstream-store");
+    std::fs::copy(format!("{OFFICIAL}/{script}"), dir.join(script)).expect("copy the script");
+    let store = scratch(&format!("js-{script}-store"));
     let _ = std::fs::remove_dir_all(&store);
     let server = ServerProcess::beaver(&["-js", "-sd", store.to_str().expect("utf-8 path")]);
     let mut cmd = Command::new("node");
     cmd.current_dir(&dir)
-        .arg("jetstream.mjs")
+        .arg(script)
         .arg(format!("127.0.0.1:{}", server.port));
-    run_smoke(cmd, "nats.js JetStream test");
+    run_smoke(cmd, what);
 }

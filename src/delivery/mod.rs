@@ -126,6 +126,10 @@ pub struct Message<'p, 'b> {
     shared: Option<Bytes>,
     /// For subscribers without headers support: the body size, formatted once.
     stripped_size: SizeToken,
+    /// The subject subscribers are matched on when it is not the one shown
+    /// (JetStream's deliveries: routed by the deliver subject or inbox, shown with the
+    /// stream subject; nats-server's `pa.deliver`).
+    deliver: Option<&'p [u8]>,
 }
 
 impl<'p, 'b> Message<'p, 'b> {
@@ -142,7 +146,13 @@ impl<'p, 'b> Message<'p, 'b> {
                     .headers
                     .map_or(0, |(h, _)| publish.payload.len().saturating_sub(h)),
             ),
+            deliver: None,
         }
+    }
+
+    /// The subject subscriptions are matched against.
+    fn match_subject(&self) -> &[u8] {
+        self.deliver.unwrap_or(self.publish.subject)
     }
 
     /// The payload as one `Bytes` every destination can share (see `share`).
@@ -269,6 +279,72 @@ fn deliver_service_replies(
     }
 }
 
+/// A message a service of the server sends on its own (JetStream's consumers, from their
+/// threads): shown with `subject`, delivered to the subscribers of `deliver` (the same
+/// subject unless it is a consumer's delivery).
+pub struct InternalMsg<'a> {
+    /// The account whose subscribers get it.
+    pub account: &'a crate::client::Account,
+    /// The subject subscribers are matched on.
+    pub deliver: &'a [u8],
+    /// The subject in the `MSG` line.
+    pub subject: &'a [u8],
+    /// Its reply subject.
+    pub reply: Option<&'a [u8]>,
+    /// The raw header block, empty for a plain `MSG`.
+    pub headers: &'a [u8],
+    /// The body.
+    pub data: &'a [u8],
+}
+
+/// Stages `m` for its subscribers in `outbox` (the caller flushes it) and delivers what
+/// services answer to it. Returns whether anyone got it.
+pub fn deliver_internal(
+    shared: &Shared,
+    cache: &mut MatchCache<Subscription>,
+    outbox: &mut Outbox,
+    m: &InternalMsg<'_>,
+) -> bool {
+    let payload = if m.headers.is_empty() {
+        Bytes::copy_from_slice(m.data)
+    } else {
+        let mut v = Vec::with_capacity(m.headers.len() + m.data.len());
+        v.extend_from_slice(m.headers);
+        v.extend_from_slice(m.data);
+        Bytes::from(v)
+    };
+    let mut size = itoa::Buffer::new();
+    let size_token = size.format(payload.len()).as_bytes();
+    let mut hdr = itoa::Buffer::new();
+    let hdr_token = hdr.format(m.headers.len()).as_bytes();
+    let publish = Publish {
+        args: m.subject,
+        subject: m.subject,
+        reply: m.reply,
+        headers: (!m.headers.is_empty()).then_some((m.headers.len(), hdr_token)),
+        size_token,
+        payload: &payload,
+        payload_offset: 0,
+    };
+    let mut msg = Message::new(&publish, &payload, 0);
+    if m.deliver != m.subject {
+        msg.deliver = Some(m.deliver);
+    }
+    let ctx = DeliveryContext {
+        publisher: 0,
+        echo: true,
+        trace: false,
+        origin: Origin::Client {
+            account: &m.account.name,
+        },
+    };
+    let delivered = deliver_one(shared, &m.account.sublist, cache, outbox, &mut msg, &ctx);
+    if !outbox.service_replies.is_empty() {
+        deliver_service_replies(shared, cache, outbox);
+    }
+    delivered
+}
+
 /// [`deliver_message`] without the services' answers.
 fn deliver_one(
     shared: &Shared,
@@ -278,7 +354,7 @@ fn deliver_one(
     msg: &mut Message<'_, '_>,
     ctx: &DeliveryContext<'_>,
 ) -> bool {
-    let result = cache.get(sublist).matches(sublist, msg.publish.subject);
+    let result = cache.get(sublist).matches(sublist, msg.match_subject());
     if result.is_empty() {
         return false;
     }
@@ -468,7 +544,9 @@ impl Deliverer<'_> {
             batch.buf_mut(),
             &crate::protocol::route::RmsgLine {
                 account: account.as_bytes(),
-                subject: p.subject,
+                // A JetStream delivery crosses under its deliver subject: the other server
+                // routes by the subject it reads.
+                subject: msg.deliver.unwrap_or(p.subject),
                 reply: p.reply,
                 queues: &t.queues,
                 header_token: p.headers.map(|(_, t)| t),

@@ -16,7 +16,7 @@ pub struct ApiError {
     pub description: Cow<'static, str>,
 }
 
-const fn e(code: u16, err_code: u16, description: &'static str) -> ApiError {
+pub(crate) const fn e(code: u16, err_code: u16, description: &'static str) -> ApiError {
     ApiError {
         code,
         err_code,
@@ -25,7 +25,7 @@ const fn e(code: u16, err_code: u16, description: &'static str) -> ApiError {
 }
 
 /// An error whose description takes an argument.
-fn f(code: u16, err_code: u16, description: String) -> ApiError {
+pub(crate) fn f(code: u16, err_code: u16, description: String) -> ApiError {
     ApiError {
         code,
         err_code,
@@ -64,6 +64,8 @@ pub const MIRROR_WITH_SOURCES: ApiError = e(
     10031,
     "stream mirrors can not also contain other sources",
 );
+/// `JSConsumerNotFoundErr`.
+pub const CONSUMER_NOT_FOUND: ApiError = e(404, 10014, "consumer not found");
 /// `JSNoMessageFoundErr`.
 pub const NO_MESSAGE_FOUND: ApiError = e(404, 10037, "no message found");
 /// `JSStreamMessageExceedsMaximumErr`.

@@ -79,6 +79,57 @@ pub fn ser_time<S: serde::Serializer>(nanos: &i64, s: S) -> Result<S::Ok, S::Err
     s.serialize_str(&go_time(*nanos))
 }
 
+/// A duration (nanoseconds) as Go's `time.Duration.String` writes it: `1.5s`, `2m0s`,
+/// `300ms`, `0s`.
+pub fn go_duration(ns: i64) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    let neg = ns < 0;
+    let u = ns.unsigned_abs();
+    let mut out = String::new();
+    if u < 1_000_000_000 {
+        // Below a second: the largest unit that keeps an integer part (Go writes µ).
+        let (unit, div) = if u < 1_000 {
+            ("ns", 1u64)
+        } else if u < 1_000_000 {
+            ("\u{b5}s", 1_000)
+        } else {
+            ("ms", 1_000_000)
+        };
+        out.push_str(&frac(u, div));
+        out.push_str(unit);
+    } else {
+        let h = u / 3_600_000_000_000;
+        let m = (u / 60_000_000_000) % 60;
+        let s_ns = u % 60_000_000_000;
+        if h > 0 {
+            out.push_str(&format!("{h}h"));
+        }
+        if h > 0 || m > 0 {
+            out.push_str(&format!("{m}m"));
+        }
+        out.push_str(&frac(s_ns, 1_000_000_000));
+        out.push('s');
+    }
+    if neg {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// `n / div` with its fraction, trailing zeros cut (`1.5`, `2`).
+fn frac(n: u64, div: u64) -> String {
+    let whole = n / div;
+    let rest = n % div;
+    if rest == 0 {
+        return whole.to_string();
+    }
+    let width = div.ilog10() as usize;
+    let f = format!("{rest:0width$}");
+    format!("{whole}.{}", f.trim_end_matches('0'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +141,11 @@ mod tests {
         assert_eq!(go_time(1_000_000_000), "1970-01-01T00:00:01Z");
         assert_eq!(go_time(1_500_000_000), "1970-01-01T00:00:01.5Z");
         assert_eq!(parse_go_time("1970-01-01T00:00:01.5Z"), Some(1_500_000_000));
+        assert_eq!(go_duration(1_500_000_000), "1.5s");
+        assert_eq!(go_duration(120_000_000_000), "2m0s");
+        assert_eq!(go_duration(3_661_000_000_000), "1h1m1s");
+        assert_eq!(go_duration(300_000_000), "300ms");
+        assert_eq!(go_duration(1_500), "1.5\u{b5}s");
+        assert_eq!(go_duration(0), "0s");
     }
 }

@@ -30,6 +30,7 @@
 
 pub mod api;
 pub mod config;
+pub mod consumer;
 pub mod errors;
 pub mod forward;
 pub mod headers;
@@ -53,6 +54,12 @@ use stream::Stream;
 
 /// The subscription id of an account's `$JS.API.>` subscription.
 const API_SID: &[u8] = b"$JS.API";
+/// Prefix of a consumer's ack subscription ids (`ack:<stream>:<consumer>`, on
+/// `$JS.ACK.<stream>.<consumer>.>`: one per consumer, as nats-server's, so that an ack to a
+/// consumer that does not exist gets "no responders").
+const ACK_SID: &[u8] = b"ack:";
+/// The subscription id of an account's `$JS.FC.>` subscription (flow control answers).
+const FC_SID: &[u8] = b"$JS.FC";
 /// Prefix of a stream's subscription ids (`stream:<name>:<i>`).
 const STREAM_SID: &[u8] = b"stream:";
 
@@ -222,6 +229,7 @@ impl JetStream {
         }
         for acc in self.accounts() {
             for s in acc.stream_list() {
+                acc.stop_consumers(&s, false);
                 if let Err(e) = s.lock().store.sync() {
                     log::error!("JetStream: stream {}: sync failed: {e}", s.name);
                 }
@@ -323,7 +331,11 @@ impl JsAccount {
             }
         });
         acc.recover()?;
+        for s in acc.stream_list() {
+            acc.recover_consumers(&s);
+        }
         acc.subscribe(b"$JS.API.>", API_SID);
+        acc.subscribe(b"$JS.FC.>", FC_SID);
         Ok(acc)
     }
 
@@ -552,6 +564,7 @@ impl JsAccount {
             .ok_or(errors::STREAM_NOT_FOUND)?;
         self.unsubscribe_stream(name);
         self.recompute_downstream();
+        self.stop_consumers(&stream, true);
         let store = stream.lock().take_store();
         if let Err(e) = store.destroy() {
             log::error!("JetStream: stream {name}: could not delete its store: {e}");
@@ -694,6 +707,14 @@ impl Service for ServiceHandle {
         let Some(acc) = self.0.upgrade() else { return };
         if &*sub.sid == API_SID {
             api::handle(&acc, msg, replies);
+            return;
+        }
+        if sub.sid.starts_with(ACK_SID) {
+            consumer::ack::handle(&acc, msg, replies);
+            return;
+        }
+        if &*sub.sid == FC_SID {
+            consumer::ack::flow_control(&acc, msg.subject);
             return;
         }
         let Some(rest) = sub.sid.strip_prefix(STREAM_SID) else {

@@ -7,13 +7,14 @@
 //! API requests and the JetStream timer take it in turn, for the time of one operation.
 
 use super::config::{Retention, Storage, StreamConfig};
+use super::consumer::Consumer;
 use super::errors::{self, ApiError};
 use super::headers;
 use super::json::{now_nanos, to_go_json};
 use crate::store::{Store, StoreError, StoredMsg};
 use bytes::Bytes;
-use parking_lot::{Mutex, MutexGuard};
-use std::collections::{HashMap, VecDeque};
+use parking_lot::{Mutex, MutexGuard, RwLock};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -27,6 +28,9 @@ pub struct Stream {
     /// Its directory, for a file stream (configuration and messages).
     pub dir: Option<PathBuf>,
     inner: Mutex<StreamState>,
+    /// Its consumers by name. Read by every publish (to ring their doorbells) with the
+    /// stream's state locked: nothing is locked under this map but doorbells and filters.
+    pub consumers: RwLock<BTreeMap<String, Arc<Consumer>>>,
 }
 
 /// The bytes all streams of the server hold, by storage, against `max_memory_store` and
@@ -217,6 +221,7 @@ impl Stream {
                 dedup: Dedup::default(),
                 last_msg_id: String::new(),
             }),
+            consumers: RwLock::new(BTreeMap::new()),
         };
         stream.rebuild_dedup();
         stream
@@ -394,9 +399,8 @@ impl Stream {
                 feed(&stored);
             }
         }
-        if st.config.retention == Retention::Interest {
-            // No consumer is interested yet (consumers come with part 2 of JetStream): the
-            // message is acknowledged and not kept, as nats-server does without consumers.
+        if !self.notify(subject) && st.config.retention == Retention::Interest {
+            // No consumer wants it: acknowledged and not kept, as nats-server does.
             let _ = st.with_store(|s| s.remove(seq, false));
         }
         Published {
@@ -461,7 +465,12 @@ impl Stream {
             return None;
         }
         match st.with_store(|s| s.store_msg(&m.subject, &m.headers, &m.data, m.ts)) {
-            Ok(seq) => Some(StoredMsg { seq, ..m.clone() }),
+            Ok(seq) => {
+                if !self.notify(&m.subject) && st.config.retention == Retention::Interest {
+                    let _ = st.with_store(|s| s.remove(seq, false));
+                }
+                Some(StoredMsg { seq, ..m.clone() })
+            }
             Err(e) => {
                 log::debug!(
                     "JetStream: stream {}: a sourced message was not stored: {e}",
@@ -470,6 +479,71 @@ impl Stream {
                 None
             }
         }
+    }
+}
+
+impl Stream {
+    /// A message on `subject` was stored: wakes the consumers it is for. Returns whether
+    /// there were any (interest retention keeps it only then). Called with the stream
+    /// locked; takes only the consumer map's read lock and doorbells.
+    fn notify(&self, subject: &[u8]) -> bool {
+        let mut any = false;
+        for c in self.consumers.read().values() {
+            if c.wants(subject) {
+                any = true;
+                c.bell.ring();
+            }
+        }
+        any
+    }
+
+    /// Stream sequences `seqs` were acknowledged by a consumer: a work-queue stream drops
+    /// them, an interest stream drops those no consumer still waits for (nats-server's
+    /// `ackMsg`). Called with no lock held: the consumers are asked first, then the stream
+    /// is locked to remove.
+    pub fn acked(&self, seqs: &[u64]) {
+        let retention = self.inner.lock().config.retention;
+        let drop: Vec<u64> = match retention {
+            Retention::Limits => return,
+            Retention::Workqueue => seqs.to_vec(),
+            Retention::Interest => {
+                let subjects: Vec<(u64, Bytes)> = {
+                    let st = self.inner.lock();
+                    seqs.iter()
+                        .filter_map(|&s| st.store.load(s).ok().map(|m| (s, m.subject)))
+                        .collect()
+                };
+                let consumers: Vec<Arc<Consumer>> =
+                    self.consumers.read().values().cloned().collect();
+                subjects
+                    .into_iter()
+                    .filter(|(s, subj)| !consumers.iter().any(|c| c.needs_ack(*s, subj)))
+                    .map(|(s, _)| s)
+                    .collect()
+            }
+        };
+        if drop.is_empty() {
+            return;
+        }
+        let mut st = self.inner.lock();
+        for s in drop {
+            let _ = st.with_store(|store| store.remove(s, false));
+        }
+    }
+
+    /// The stream was purged: its consumers forget what was below its first sequence.
+    /// Called with no lock held.
+    pub fn purged(&self) {
+        let first = self.inner.lock().store.state().first_seq;
+        let consumers: Vec<Arc<Consumer>> = self.consumers.read().values().cloned().collect();
+        for c in consumers {
+            c.purged(first);
+        }
+    }
+
+    /// Its consumers, in name order.
+    pub fn consumer_list(&self) -> Vec<Arc<Consumer>> {
+        self.consumers.read().values().cloned().collect()
     }
 }
 

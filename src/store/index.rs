@@ -439,6 +439,45 @@ impl<T> Index<T> {
         self.msgs.get(found).map(|e| (found, e))
     }
 
+    /// Live messages at or after `start` matching `filter` (all when `None`): a consumer's
+    /// pending count.
+    pub fn count_from(&self, filter: Option<&[u8]>, start: u64) -> u64 {
+        match filter {
+            Some(f) if !is_all(f) && !has_wildcard(f) => self.seqs_of(f).map_or(0, |seqs| {
+                (seqs.len() - seqs.partition_point(|&s| s < start)) as u64
+            }),
+            Some(f) if !is_all(f) => self
+                .subject_ids
+                .iter()
+                .filter(|(s, _)| subject_matches(s, f))
+                .map(|(_, &id)| {
+                    let seqs = &self.subjects[id as usize].seqs;
+                    (seqs.len() - seqs.partition_point(|&s| s < start)) as u64
+                })
+                .sum(),
+            _ => self.msgs.count_from(start) as u64,
+        }
+    }
+
+    /// The last sequence of each subject matching `filter`, ascending.
+    pub fn last_per_subject(&self, filter: &[u8]) -> Vec<u64> {
+        let mut out: Vec<u64> = self
+            .subject_ids
+            .iter()
+            .filter(|(s, _)| is_all(filter) || subject_matches(s, filter))
+            .filter_map(|(_, &id)| self.subjects[id as usize].seqs.back().copied())
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The first live message stored at or after `ts` (nanoseconds), or last + 1.
+    pub fn seq_from_time(&self, ts: i64) -> u64 {
+        self.msgs
+            .first_at_least(ts, |e| e.ts)
+            .unwrap_or(self.last_seq + 1)
+    }
+
     /// The newest live message matching `filter`.
     pub fn last_match(&self, filter: &[u8]) -> Option<(u64, &Entry<T>)> {
         let found = if is_all(filter) {

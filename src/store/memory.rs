@@ -112,6 +112,18 @@ impl Store for MemoryStore {
         self.index.subjects(filter)
     }
 
+    fn count_from(&self, filter: Option<&[u8]>, start: u64) -> u64 {
+        self.index.count_from(filter, start)
+    }
+
+    fn last_per_subject(&self, filter: &[u8]) -> Vec<u64> {
+        self.index.last_per_subject(filter)
+    }
+
+    fn seq_from_time(&self, ts: i64) -> u64 {
+        self.index.seq_from_time(ts)
+    }
+
     fn sync(&mut self) -> Result<(), StoreError> {
         Ok(())
     }

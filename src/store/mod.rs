@@ -232,6 +232,18 @@ pub trait Store: Send {
     /// `STREAM.INFO`).
     fn subjects(&self, filter: &[u8]) -> Vec<(Bytes, u64)>;
 
+    /// Messages at or after `start` whose subject matches `filter` (a consumer's
+    /// `num_pending`).
+    fn count_from(&self, filter: Option<&[u8]>, start: u64) -> u64;
+
+    /// The last sequence of each subject matching `filter`, ascending (a consumer with
+    /// `deliver_policy: last_per_subject`).
+    fn last_per_subject(&self, filter: &[u8]) -> Vec<u64>;
+
+    /// The first sequence stored at or after `ts` (nanoseconds since the epoch), or
+    /// last + 1 when none was (`deliver_policy: by_start_time`).
+    fn seq_from_time(&self, ts: i64) -> u64;
+
     /// Makes everything written so far durable (fsync). A no-op for memory.
     fn sync(&mut self) -> Result<(), StoreError>;
 

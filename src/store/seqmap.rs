@@ -106,6 +106,38 @@ impl<V> SeqMap<V> {
             .filter_map(|(s, v)| v.as_ref().map(|v| (*s, v)))
     }
 
+    /// Live entries at or after `start`: O(log n) plus the holes at or after it.
+    pub fn count_from(&self, start: u64) -> usize {
+        let i = self.slots.partition_point(|(s, _)| *s < start);
+        if self.live == self.slots.len() {
+            // No holes at all: the common case, without a walk.
+            return self.slots.len() - i;
+        }
+        self.slots.range(i..).filter(|(_, v)| v.is_some()).count()
+    }
+
+    /// The first live entry whose `key` is at least `min` (entries' keys must ascend with
+    /// their sequences, as stored times do).
+    pub fn first_at_least(&self, min: i64, key: impl Fn(&V) -> i64) -> Option<u64> {
+        let i = self
+            .slots
+            .partition_point(|(_, v)| v.as_ref().is_some_and(|v| key(v) < min) || v.is_none());
+        // Holes made the bisection approximate: walk back over any live entry that
+        // qualifies, then forward to the first live one.
+        let mut j = i;
+        while j > 0 {
+            match &self.slots[j - 1].1 {
+                Some(v) if key(v) >= min => j -= 1,
+                None => j -= 1,
+                Some(_) => break,
+            }
+        }
+        self.slots
+            .range(j..)
+            .find(|(_, v)| v.as_ref().is_some_and(|v| key(v) >= min))
+            .map(|(s, _)| *s)
+    }
+
     /// Takes out every live entry below `floor`, oldest first.
     pub fn drain_below(&mut self, floor: u64) -> Vec<(u64, V)> {
         let i = self.slots.partition_point(|(s, _)| *s < floor);

@@ -34,7 +34,7 @@ macro_rules! suite {
             use super::*;
             suite!(@tests $harness; sequences, sizes, max_msgs, max_bytes, per_subject,
                 max_age, purge_all, purge_filter, purge_up_to, purge_keep, purge_combined,
-                remove_and_erase, load_next_last, skip, subjects_state, new_limits);
+                remove_and_erase, load_next_last, skip, subjects_state, new_limits, consumer_queries);
         }
     };
     (@tests $harness:expr; $($test:ident),*) => {
@@ -208,6 +208,15 @@ impl Store for Reopening {
     fn subjects(&self, filter: &[u8]) -> Vec<(Bytes, u64)> {
         self.store().subjects(filter)
     }
+    fn count_from(&self, filter: Option<&[u8]>, start: u64) -> u64 {
+        self.store().count_from(filter, start)
+    }
+    fn last_per_subject(&self, filter: &[u8]) -> Vec<u64> {
+        self.store().last_per_subject(filter)
+    }
+    fn seq_from_time(&self, ts: i64) -> u64 {
+        self.store().seq_from_time(ts)
+    }
     fn sync(&mut self) -> Result<(), StoreError> {
         self.change(|st| st.sync())
     }
@@ -289,6 +298,29 @@ pub(crate) fn sequences(h: &mut dyn Harness) {
     assert_eq!((st.msgs, st.num_deleted, st.num_subjects), (3, 0, 1));
     assert!(matches!(s.load(4), Err(StoreError::NotFound)));
     assert!(matches!(s.load(0), Err(StoreError::NotFound)));
+}
+
+/// What consumers ask: pending counts from a sequence (with holes, per literal and wildcard
+/// filters), the last sequence of each subject, the first sequence at a time.
+pub(crate) fn consumer_queries(h: &mut dyn Harness) {
+    let mut s = h.open(limits());
+    for (i, subj) in ["a.1", "a.2", "b", "a.1", "b", "a.2"].iter().enumerate() {
+        put_at(s.as_mut(), subj, 100 + i as i64 * 10);
+    }
+    assert_eq!(s.count_from(None, 1), 6);
+    assert_eq!(s.count_from(None, 4), 3);
+    assert_eq!(s.count_from(Some(b"a.1"), 2), 1);
+    assert_eq!(s.count_from(Some(b"a.*"), 2), 3);
+    assert_eq!(s.count_from(Some(b">"), 7), 0);
+    s.remove(5, false).unwrap();
+    assert_eq!(s.count_from(None, 4), 2);
+    assert_eq!(s.count_from(Some(b"b"), 1), 1);
+    assert_eq!(s.last_per_subject(b">"), vec![3, 4, 6]);
+    assert_eq!(s.last_per_subject(b"a.*"), vec![4, 6]);
+    assert_eq!(s.seq_from_time(0), 1);
+    assert_eq!(s.seq_from_time(125), 4);
+    assert_eq!(s.seq_from_time(141), 6);
+    assert_eq!(s.seq_from_time(1000), 7);
 }
 
 pub(crate) fn sizes(h: &mut dyn Harness) {

@@ -358,7 +358,12 @@ pub(super) fn stream_purge(acc: &JsAccount, name: &str, body: &[u8]) -> Answer {
         up_to: (req.seq > 0).then_some(req.seq),
         keep: (req.keep > 0).then_some(req.keep),
     };
-    match st.with_store(|s| s.purge(&purge)) {
+    let result = st.with_store(|s| s.purge(&purge));
+    drop(st);
+    if result.is_ok() {
+        stream.purged();
+    }
+    match result {
         Ok(purged) => Answer::json(
             &R {
                 kind: T,

@@ -6,6 +6,7 @@
 //! Requests whose subject names no known request, or lack a stream name, get no answer
 //! (nats-server's catch-all subscription answers them with silence, too).
 
+mod consumers;
 mod manage;
 mod messages;
 
@@ -26,7 +27,11 @@ pub(super) const NAMES_LIMIT: usize = 1024;
 const SUBJECTS_LIMIT: usize = 100_000;
 
 /// Handles one API request, pushing the response (if any) onto `replies`.
-pub fn handle(acc: &JsAccount, msg: &ServiceMsg<'_>, replies: &mut Vec<ServiceReply>) {
+pub fn handle(
+    acc: &std::sync::Arc<JsAccount>,
+    msg: &ServiceMsg<'_>,
+    replies: &mut Vec<ServiceReply>,
+) {
     let Some(request) = msg.subject.strip_prefix(b"$JS.API.") else {
         return;
     };
@@ -35,6 +40,11 @@ pub fn handle(acc: &JsAccount, msg: &ServiceMsg<'_>, replies: &mut Vec<ServiceRe
     };
     let tokens: Vec<&str> = request.split('.').collect();
     let body = msg.data;
+    if let ["CONSUMER", "MSG", "NEXT", stream, consumer] = tokens.as_slice() {
+        // Not an API call: a pull request for the consumer (not counted).
+        consumers::next(acc, stream, consumer, msg, replies);
+        return;
+    }
     let answer: Option<Answer> = match tokens.as_slice() {
         ["INFO"] => Some(account_info(acc)),
         ["STREAM", "CREATE", name] => Some(manage::stream_create(acc, name, body)),
@@ -47,6 +57,13 @@ pub fn handle(acc: &JsAccount, msg: &ServiceMsg<'_>, replies: &mut Vec<ServiceRe
         ["STREAM", "MSG", "GET", name] => Some(messages::msg_get(acc, name, body)),
         ["STREAM", "MSG", "DELETE", name] => Some(messages::msg_delete(acc, name, body)),
         ["DIRECT", "GET", name] => messages::direct_get(acc, name, None, body),
+        ["CONSUMER", "CREATE", ..] | ["CONSUMER", "DURABLE", "CREATE", ..] => {
+            consumers::create(acc, &tokens, body)
+        }
+        ["CONSUMER", "INFO", stream, name] => Some(consumers::info(acc, stream, name)),
+        ["CONSUMER", "DELETE", stream, name] => Some(consumers::delete(acc, stream, name)),
+        ["CONSUMER", "NAMES", stream] => Some(consumers::page(acc, stream, body, true)),
+        ["CONSUMER", "LIST", stream] => Some(consumers::page(acc, stream, body, false)),
         ["DIRECT", "GET", name, ..] => {
             // `$JS.API.DIRECT.GET.<stream>.<subject>`: the last message on that subject.
             let prefix = format!("DIRECT.GET.{name}.");
@@ -238,7 +255,7 @@ fn account_info(acc: &JsAccount) -> Answer {
             reserved_memory,
             reserved_storage,
             streams: acc.streams.read().len(),
-            consumers: 0,
+            consumers: acc.consumer_count(),
             limits: UNLIMITED,
             api: ApiStats {
                 total: acc.api_total.load(Ordering::Relaxed),
@@ -349,7 +366,7 @@ pub(super) fn info_of(acc: &JsAccount, stream: &Stream, req: &InfoRequest) -> (S
         subjects,
         num_deleted: s.num_deleted,
         deleted,
-        consumer_count: 0,
+        consumer_count: stream.consumers.read().len(),
     };
     drop(st);
     let lag_from = |origin: &str, have: u64| -> SourceInfo {

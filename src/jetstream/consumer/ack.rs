@@ -1,0 +1,376 @@
+//! Acknowledgements (nats-server's `processAck` and what it calls): a message published to a
+//! delivery's reply subject, `$JS.ACK.<stream>.<consumer>.<deliveries>.<stream seq>.
+//! <consumer seq>.<time>.<pending>`, with one of these bodies (JetStream doc,
+//! "Consumer Acknowledgements"):
+//!
+//! | body | effect |
+//! |------|--------|
+//! | empty, `+ACK`, `+OK` | acknowledged (with `ack_policy: all`, everything before it too) |
+//! | `-NAK`, `-NAK <duration>`, `-NAK {"delay":ns}` | delivered again, at once or after the delay |
+//! | `+WPI` | still in progress: its ack wait starts again |
+//! | `+NXT`, `+NXT <pull request>` | acknowledged, and a pull request for more |
+//! | `+TERM` | never delivered again |
+//!
+//! An ack with a reply subject gets an empty message there once it is recorded ("AckAck",
+//! what `AckSync`/`double_ack` wait for); a durable's state is written first.
+//!
+//! Runs on the thread of the reader that received the ack. Interest and work-queue streams
+//! then drop what no consumer waits for any more ([`super::super::stream::Stream::acked`]).
+
+use super::deliver::Outgoing;
+use super::{AckPolicy, Consumer, ConsumerState};
+use crate::client::{ServiceMsg, ServiceReply};
+use crate::jetstream::json::{go_time, now_nanos, to_go_json};
+use crate::jetstream::JsAccount;
+use std::time::{Duration, Instant};
+
+/// The sequences an ack subject carries: (stream seq, consumer seq, deliveries); zeros when
+/// the subject is not a 9-token ack subject (nats-server's `ackReplyInfo`).
+pub fn ack_reply_info(subject: &[u8]) -> (u64, u64, u64) {
+    let tokens: Vec<&[u8]> = subject.split(|&b| b == b'.').collect();
+    if tokens.len() != 9 || tokens[0] != b"$JS" || tokens[1] != b"ACK" {
+        return (0, 0, 0);
+    }
+    let num = |t: &[u8]| -> u64 {
+        std::str::from_utf8(t)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    };
+    (num(tokens[5]), num(tokens[6]), num(tokens[4]))
+}
+
+/// Handles a message on `$JS.ACK.>` for the account `acc`.
+pub fn handle(acc: &JsAccount, msg: &ServiceMsg<'_>, replies: &mut Vec<ServiceReply>) {
+    let tokens: Vec<&[u8]> = msg.subject.splitn(5, |&b| b == b'.').collect();
+    if tokens.len() < 5 {
+        return;
+    }
+    let (Ok(stream), Ok(name)) = (
+        std::str::from_utf8(tokens[2]),
+        std::str::from_utf8(tokens[3]),
+    ) else {
+        return;
+    };
+    let Some(c) = acc.consumer(stream, name) else {
+        return;
+    };
+    let (sseq, dseq, dc) = ack_reply_info(msg.subject);
+    let body = msg.data;
+    let mut skip_reply = sseq == 0;
+    let mut out: Vec<Outgoing> = Vec::new();
+    let mut acked: Vec<u64> = Vec::new();
+    {
+        let mut st = c.lock();
+        if body.is_empty() || body == b"+ACK" || body == b"+OK" {
+            acked = st.ack(sseq, dseq);
+        } else if let Some(rest) = body.strip_prefix(b"+NXT") {
+            acked = st.ack(sseq, dseq);
+            skip_reply = true;
+            if let (Some(reply), Some(stream)) = (msg.reply, c.stream()) {
+                let sst = stream.lock();
+                if let Some(now) = st.pull_request(reply, rest, sst.store.as_ref()) {
+                    out.push(now);
+                }
+            }
+        } else if body.starts_with(b"-NAK") {
+            st.nak(&c, sseq, dseq, dc, &body[4..]);
+        } else if body == b"+WPI" {
+            if let Some(p) = st.pending.get_mut(&sseq) {
+                p.ts = now_nanos();
+                st.dirty = true;
+            }
+        } else if body == b"+TERM" {
+            acked = st.ack(sseq, dseq);
+            st.outgoing.push(terminated_advisory(&c, sseq, dseq, dc));
+        }
+        out.append(&mut st.outgoing);
+    }
+    c.bell.ring();
+    if !acked.is_empty() {
+        if let Some(stream) = c.stream() {
+            stream.acked(&acked);
+        }
+    }
+    if let (Some(reply), false) = (msg.reply, skip_reply) {
+        // AckAck: recorded first (a durable's state written), then answered.
+        c.save_state();
+        out.push(Outgoing::plain(
+            String::from_utf8_lossy(reply).into_owned(),
+            Vec::new(),
+        ));
+    }
+    replies.extend(super::to_service_replies(&acc.account, out));
+}
+
+/// Handles a flow control answer on `$JS.FC.<stream>.<consumer>.<id>`.
+pub fn flow_control(acc: &JsAccount, subject: &[u8]) {
+    let tokens: Vec<&[u8]> = subject.split(|&b| b == b'.').collect();
+    if tokens.len() != 5 {
+        return;
+    }
+    let (Ok(stream), Ok(name)) = (
+        std::str::from_utf8(tokens[2]),
+        std::str::from_utf8(tokens[3]),
+    ) else {
+        return;
+    };
+    let Some(c) = acc.consumer(stream, name) else {
+        return;
+    };
+    {
+        let mut st = c.lock();
+        let Some(fc) = st.fc.as_mut() else { return };
+        if fc.id.as_deref().map(str::as_bytes) != Some(subject) {
+            return;
+        }
+        if fc.window < fc.limit {
+            fc.window = (fc.window * 2).min(fc.limit);
+        }
+        fc.bytes = (fc.bytes - fc.covered).max(0);
+        fc.id = None;
+        fc.covered = 0;
+    }
+    c.bell.ring();
+}
+
+impl ConsumerState {
+    /// An ack of stream sequence `sseq` delivered as `dseq` (nats-server's `processAckMsg`).
+    /// Returns the stream sequences it acknowledged.
+    fn ack(&mut self, sseq: u64, dseq: u64) -> Vec<u64> {
+        let mut acked = Vec::new();
+        match self.config.ack_policy {
+            AckPolicy::Explicit => {
+                let mut dseq = dseq;
+                if let Some(p) = self.pending.remove(&sseq) {
+                    // The first delivery's sequence counts for the floor.
+                    dseq = p.dseq;
+                    acked.push(sseq);
+                }
+                if self.pending.is_empty() {
+                    self.adflr = self.dseq - 1;
+                    self.asflr = self.sseq.saturating_sub(1);
+                } else if dseq == self.adflr + 1 {
+                    self.adflr = dseq;
+                    self.asflr = sseq;
+                    if let Some((&s, p)) = self.pending.range(sseq + 1..).next() {
+                        self.adflr = p.dseq.saturating_sub(1);
+                        self.asflr = s - 1;
+                    }
+                }
+                self.rdc.remove(&sseq);
+                self.unqueue_redelivery(sseq);
+            }
+            AckPolicy::All => {
+                if dseq <= self.adflr || sseq <= self.asflr {
+                    return acked;
+                }
+                let from = self.asflr + 1;
+                self.adflr = dseq;
+                self.asflr = sseq;
+                let done: Vec<u64> = self.pending.range(from..=sseq).map(|(&s, _)| s).collect();
+                for s in done {
+                    self.pending.remove(&s);
+                    self.rdc.remove(&s);
+                    self.unqueue_redelivery(s);
+                }
+                acked.extend(from..=sseq);
+            }
+            AckPolicy::None => return acked,
+        }
+        self.last_ack = now_nanos();
+        self.dirty = true;
+        acked
+    }
+
+    /// A negative ack: delivered again at once, or after the delay it names (nats-server's
+    /// `processNak`).
+    fn nak(&mut self, c: &Consumer, sseq: u64, dseq: u64, dc: u64, arg: &[u8]) {
+        if dseq <= self.adflr || dseq >= self.dseq {
+            return;
+        }
+        if !self.pending.is_empty() && !self.pending.contains_key(&sseq) {
+            return;
+        }
+        self.outgoing.push(nak_advisory(c, sseq, dseq, dc));
+        let arg = arg.trim_ascii();
+        if !arg.is_empty() {
+            let delay = if arg[0] == b'{' {
+                #[derive(serde::Deserialize)]
+                struct Nak {
+                    #[serde(default)]
+                    delay: i64,
+                }
+                serde_json::from_slice::<Nak>(arg).ok().map(|n| n.delay)
+            } else {
+                std::str::from_utf8(arg).ok().and_then(parse_go_duration)
+            };
+            match delay {
+                Some(d) => {
+                    self.unqueue_redelivery(sseq);
+                    let wait = self.config.ack_wait;
+                    if let Some(p) = self.pending.get_mut(&sseq) {
+                        // Due when the delay ends: "now - ack wait" would be due now.
+                        p.ts = now_nanos() - wait + d;
+                        self.next_check = Some(Instant::now() + Duration::from_millis(10));
+                        self.dirty = true;
+                    }
+                    return;
+                }
+                None => log::warn!(
+                    "JetStream consumer '{} > {}' bad NAK delay value: {:?}",
+                    c.stream_name,
+                    c.name,
+                    String::from_utf8_lossy(arg)
+                ),
+            }
+        }
+        self.queue_redelivery(sseq);
+    }
+}
+
+/// Parses Go's duration syntax (`1.5s`, `300ms`, `1m30s`) into nanoseconds.
+pub fn parse_go_duration(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if s == "0" {
+        return Some(0);
+    }
+    let mut total: f64 = 0.0;
+    let mut rest = s;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let n: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_end];
+        rest = &rest[unit_end..];
+        let scale = match unit {
+            "ns" => 1.0,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        total += n * scale;
+    }
+    Some(total as i64)
+}
+
+/// `{"type":T,"id":..,"timestamp":..,"stream":..,"consumer":..}` plus the rest, as
+/// nats-server's advisories.
+fn advisory<T: serde::Serialize>(kind: &str, c: &Consumer, rest: T) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct A<'a, T> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        id: String,
+        timestamp: String,
+        stream: &'a str,
+        consumer: &'a str,
+        #[serde(flatten)]
+        rest: T,
+    }
+    to_go_json(&A {
+        kind,
+        id: super::random_name() + &super::random_name() + &super::random_name(),
+        timestamp: go_time(now_nanos()),
+        stream: &c.stream_name,
+        consumer: &c.name,
+        rest,
+    })
+}
+
+#[derive(serde::Serialize)]
+struct Seqs {
+    consumer_seq: u64,
+    stream_seq: u64,
+    deliveries: u64,
+}
+
+/// `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer>`.
+pub(super) fn max_deliveries_advisory(c: &Consumer, sseq: u64, deliveries: u64) -> Outgoing {
+    #[derive(serde::Serialize)]
+    struct R {
+        stream_seq: u64,
+        deliveries: u64,
+    }
+    Outgoing::plain(
+        format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{}.{}",
+            c.stream_name, c.name
+        ),
+        advisory(
+            "io.nats.jetstream.advisory.v1.max_deliver",
+            c,
+            R {
+                stream_seq: sseq,
+                deliveries,
+            },
+        ),
+    )
+}
+
+/// `$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.<stream>.<consumer>`.
+fn nak_advisory(c: &Consumer, sseq: u64, dseq: u64, dc: u64) -> Outgoing {
+    Outgoing::plain(
+        format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.{}.{}",
+            c.stream_name, c.name
+        ),
+        advisory(
+            "io.nats.jetstream.advisory.v1.nak",
+            c,
+            Seqs {
+                consumer_seq: dseq,
+                stream_seq: sseq,
+                deliveries: dc,
+            },
+        ),
+    )
+}
+
+/// `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.<stream>.<consumer>`.
+fn terminated_advisory(c: &Consumer, sseq: u64, dseq: u64, dc: u64) -> Outgoing {
+    Outgoing::plain(
+        format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.{}.{}",
+            c.stream_name, c.name
+        ),
+        advisory(
+            "io.nats.jetstream.advisory.v1.terminated",
+            c,
+            Seqs {
+                consumer_seq: dseq,
+                stream_seq: sseq,
+                deliveries: dc,
+            },
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_subjects_and_durations() {
+        assert_eq!(
+            ack_reply_info(b"$JS.ACK.S.C.2.10.7.1700000000.3"),
+            (10, 7, 2)
+        );
+        assert_eq!(ack_reply_info(b"$JS.ACK.S.C.2.10"), (0, 0, 0));
+        assert_eq!(parse_go_duration("1.5s"), Some(1_500_000_000));
+        assert_eq!(parse_go_duration("1m30s"), Some(90_000_000_000));
+        assert_eq!(parse_go_duration("300ms"), Some(300_000_000));
+        assert_eq!(parse_go_duration("soon"), None);
+    }
+}
