@@ -613,3 +613,94 @@ async fn pull_requests_get_nats_server_status_bytes() {
     assert!(line.starts_with("HMSG inbox.5 1 "), "{line}");
     assert!(payload.starts_with(b"NATS/1.0 503"), "{payload:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_consumer_requests_get_answers_and_the_server_stays_up() {
+    let dir = StoreDir::new("hostile");
+    let server = start(&dir);
+    let (client, js) = connect(&server).await;
+    let s = js.create_stream(config("B", &["b"])).await.unwrap();
+    s.create_consumer(pull::Config {
+        durable_name: Some("C".into()),
+        ack_policy: AckPolicy::Explicit,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    publish_n(&js, "b", 3).await;
+    let mut raw = Raw::connect(&server);
+    raw.send("SUB inbox.> 1\r\n");
+    for body in [
+        r#"{"batch":-5,"no_wait":true}"#,
+        r#"{"batch":9223372036854775807,"expires":9223372036854775807,"idle_heartbeat":1}"#,
+        r#"{"batch":1,"max_bytes":-1,"no_wait":true}"#,
+        r#"{"batch":"many"}"#,
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+        "99999999999999999999999999",
+    ] {
+        raw.next_request("inbox.h", body);
+    }
+    for (subject, body) in [
+        ("$JS.ACK.B.C", "+ACK"),
+        ("$JS.ACK.B.C.x.y.z.w.v", "+ACK"),
+        (
+            "$JS.ACK.B.C.1.99999999999999999999.1.0.0",
+            "-NAK {\"delay\":-5}",
+        ),
+        ("$JS.ACK.B.C.1.1.1.0.0", "-NAK 1000000000h"),
+        ("$JS.ACK.B.C.1.1.1.0.0", "+NXT {\"batch\":-1}"),
+        ("$JS.FC.B.C.zzzz", ""),
+        ("$JS.FC.B", ""),
+    ] {
+        raw.send(&format!("PUB {subject} {} \r\n{body}\r\n", body.len()));
+    }
+    for (name, body) in [
+        (
+            "H1",
+            r#"{"stream_name":"B","config":{"durable_name":"H1","ack_wait":-1,"max_deliver":7,"backoff":[-1,-2,-3],"max_ack_pending":-1,"ack_policy":"explicit"}}"#,
+        ),
+        (
+            "H2",
+            r#"{"stream_name":"B","config":{"durable_name":"H2","opt_start_time":"yesterday","deliver_policy":"by_start_time"}}"#,
+        ),
+        (
+            "H3",
+            r#"{"stream_name":"B","config":{"durable_name":"H3","inactive_threshold":-1,"idle_heartbeat":9223372036854775807,"deliver_subject":"dl.h3"}}"#,
+        ),
+        (
+            "H4",
+            r#"{"stream_name":"B","config":{"durable_name":"H4","rate_limit_bps":1,"deliver_subject":"dl.h4"}}"#,
+        ),
+    ] {
+        let reply = client
+            .request(
+                format!("$JS.API.CONSUMER.DURABLE.CREATE.B.{name}"),
+                body.into(),
+            )
+            .await
+            .expect("an answer");
+        let v: serde_json::Value = serde_json::from_slice(&reply.payload).unwrap();
+        assert!(v.get("error").is_some() || v.get("config").is_some(), "{v}");
+    }
+    // A push consumer limited to 1 bit/s with a subscriber: paced, not stuck.
+    let _sub = client.subscribe("dl.h4").await.unwrap();
+    // Still serving: the consumer delivers, and its info is sane.
+    let mut c: jetstream::consumer::PullConsumer = s.get_consumer("C").await.unwrap();
+    let info = c.info().await.unwrap();
+    assert!(info.delivered.stream_sequence <= 3, "{info:?}");
+    let got: Vec<_> = c
+        .fetch()
+        .max_messages(3)
+        .expires(Duration::from_secs(2))
+        .messages()
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(got.len() <= 3);
+    js.publish("b", "after".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+}

@@ -1,4 +1,4 @@
-//! The JetStream API, differentially: the same requests and publishes go to `beaver -js` and
+//! The JetStream API (streams, then consumers), differentially: the same requests and publishes go to `beaver -js` and
 //! to the reference, Debian's `nats-server -js` (2.9.10), in the same order, each on a fresh
 //! store; the replies are compared field by field, JSON and status headers alike. Only what
 //! differs by nature is left out: times, ids, the API counters (nats-server counts the
@@ -254,6 +254,252 @@ const STEPS: &[Step] = &[
     req("$JS.API.INFO", ""),
 ];
 
+/// The consumer script (JetStream part 2): every create form and its errors in
+/// nats-server's order, info/names/list/delete, pull requests and their status replies,
+/// acks (their subjects' time and pending tokens are not read by either server), work-queue
+/// rules, and the counts streams and the account report.
+const CONSUMER_STEPS: &[Step] = &[
+    req(
+        "$JS.API.STREAM.CREATE.CS",
+        r#"{"name":"CS","subjects":["cs.>"]}"#,
+    ),
+    hpub("cs.a", "1", &[]),
+    hpub("cs.b", "2", &[]),
+    hpub("cs.a", "3", &[]),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.D1",
+        r#"{"stream_name":"CS","config":{"durable_name":"D1","ack_policy":"explicit"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.D1",
+        r#"{"stream_name":"CS","config":{"durable_name":"D1","ack_policy":"explicit"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.D1",
+        r#"{"stream_name":"CS","config":{"durable_name":"D1","ack_policy":"explicit","deliver_policy":"last"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.D1",
+        r#"{"stream_name":"CS","config":{"durable_name":"D1","ack_policy":"explicit","description":"now described","max_ack_pending":7}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.CREATE.CS.N1",
+        r#"{"stream_name":"CS","config":{"ack_policy":"explicit","filter_subject":"cs.a"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.CREATE.CS.N2.cs.b",
+        r#"{"stream_name":"CS","config":{"durable_name":"N2","filter_subject":"cs.b"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.CREATE.CS.N3.cs.b",
+        r#"{"stream_name":"CS","config":{"durable_name":"N3","filter_subject":"cs.a"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.CREATE.CS.N4",
+        r#"{"stream_name":"CS","config":{"durable_name":"OTHER"}}"#,
+    ),
+    req("$JS.API.CONSUMER.CREATE.CS.N5", r#"{"stream_name":"CS"}"#),
+    req(
+        "$JS.API.CONSUMER.CREATE.CS",
+        r#"{"stream_name":"CS","config":{"durable_name":"X"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.CREATE.CS",
+        r#"{"stream_name":"OTHER","config":{}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.CREATE.NOPE",
+        r#"{"stream_name":"NOPE","config":{}}"#,
+    ),
+    req("$JS.API.CONSUMER.CREATE.CS", "{bad"),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.D2",
+        r#"{"stream_name":"CS","config":{}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.D2",
+        r#"{"stream_name":"CS","config":{"durable_name":"D3"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E1",
+        r#"{"stream_name":"CS","config":{"durable_name":"E1","deliver_subject":"dl.*"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E2",
+        r#"{"stream_name":"CS","config":{"durable_name":"E2","deliver_subject":"cs.loop"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E3",
+        r#"{"stream_name":"CS","config":{"durable_name":"E3","deliver_subject":"dl.e3","flow_control":true}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E4",
+        r#"{"stream_name":"CS","config":{"durable_name":"E4","idle_heartbeat":1000000000}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E5",
+        r#"{"stream_name":"CS","config":{"durable_name":"E5","flow_control":true}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E6",
+        r#"{"stream_name":"CS","config":{"durable_name":"E6","rate_limit_bps":1000}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E7",
+        r#"{"stream_name":"CS","config":{"durable_name":"E7","deliver_subject":"dl.e7","max_waiting":5}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E8",
+        r#"{"stream_name":"CS","config":{"durable_name":"E8","deliver_subject":"dl.e8","idle_heartbeat":50000000}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E9",
+        r#"{"stream_name":"CS","config":{"durable_name":"E9","deliver_policy":"by_start_sequence"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E10",
+        r#"{"stream_name":"CS","config":{"durable_name":"E10","opt_start_seq":2}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E11",
+        r#"{"stream_name":"CS","config":{"durable_name":"E11","deliver_policy":"last_per_subject"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E12",
+        r#"{"stream_name":"CS","config":{"durable_name":"E12","filter_subject":"elsewhere"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E13",
+        r#"{"stream_name":"CS","config":{"durable_name":"E13","ack_policy":"explicit","max_deliver":2,"backoff":[1000000000,2000000000]}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E14",
+        r#"{"stream_name":"CS","config":{"durable_name":"E14","sample_freq":"often"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E15",
+        r#"{"stream_name":"CS","config":{"durable_name":"E15","name":"other"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.E16",
+        r#"{"stream_name":"CS","config":{"durable_name":"E16","deliver_policy":"sometimes"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.LPS",
+        r#"{"stream_name":"CS","config":{"durable_name":"LPS","deliver_policy":"last_per_subject","filter_subject":"cs.*"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.P1",
+        r#"{"stream_name":"CS","config":{"durable_name":"P1","deliver_subject":"dl.p1","ack_policy":"explicit","idle_heartbeat":5000000000,"flow_control":true}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.CS.MB",
+        r#"{"stream_name":"CS","config":{"durable_name":"MB","ack_policy":"explicit","max_batch":2,"max_expires":1000000000,"max_bytes":500}}"#,
+    ),
+    req("$JS.API.CONSUMER.INFO.CS.D1", ""),
+    req("$JS.API.CONSUMER.INFO.CS.LPS", ""),
+    req("$JS.API.CONSUMER.INFO.CS.NOPE", ""),
+    req("$JS.API.CONSUMER.INFO.NOPE.D1", ""),
+    req("$JS.API.CONSUMER.NAMES.CS", ""),
+    req("$JS.API.CONSUMER.NAMES.CS", r#"{"offset":2}"#),
+    req("$JS.API.CONSUMER.NAMES.CS", "{bad"),
+    req("$JS.API.CONSUMER.NAMES.NOPE", ""),
+    req("$JS.API.CONSUMER.LIST.CS", r#"{"offset":4}"#),
+    req("$JS.API.CONSUMER.LIST.NOPE", ""),
+    req("$JS.API.CONSUMER.MSG.NEXT.CS.D1", ""),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.D1",
+        r#"{"batch":1,"no_wait":true}"#,
+    ),
+    req("$JS.API.CONSUMER.INFO.CS.D1", ""),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.D1",
+        r#"{"batch":5,"no_wait":true}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.D1",
+        r#"{"batch":1,"no_wait":true}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.D1",
+        r#"{"batch":2,"expires":100000000}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.D1",
+        r#"{"batch":1,"expires":100000000,"idle_heartbeat":90000000}"#,
+    ),
+    req("$JS.API.CONSUMER.MSG.NEXT.CS.P1", ""),
+    req("$JS.API.CONSUMER.MSG.NEXT.CS.MB", "3"),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.MB",
+        r#"{"batch":1,"expires":5000000000}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.MB",
+        r#"{"batch":1,"max_bytes":1000}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.MB",
+        r#"{"batch":1,"max_bytes":1}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.LPS",
+        r#"{"batch":1,"no_wait":true}"#,
+    ),
+    req("$JS.ACK.CS.D1.1.1.1.0.0", "+ACK"),
+    req("$JS.ACK.CS.D1.1.2.2.0.0", "-NAK"),
+    req(
+        "$JS.API.CONSUMER.MSG.NEXT.CS.D1",
+        r#"{"batch":1,"no_wait":true}"#,
+    ),
+    req("$JS.ACK.CS.D1.1.3.3.0.0", "+TERM"),
+    req("$JS.ACK.CS.D1.2.2.4.0.0", "+WPI"),
+    req("$JS.ACK.CS.NOPE.1.1.1.0.0", "+ACK"),
+    req("$JS.API.CONSUMER.INFO.CS.D1", ""),
+    req("$JS.ACK.CS.D1.2.2.4.0.0", ""),
+    req("$JS.API.CONSUMER.INFO.CS.D1", ""),
+    req("$JS.API.CONSUMER.DELETE.CS.N1", ""),
+    req("$JS.API.CONSUMER.DELETE.CS.N1", ""),
+    req("$JS.API.CONSUMER.DELETE.NOPE.N1", ""),
+    req(
+        "$JS.API.STREAM.CREATE.WQ",
+        r#"{"name":"WQ","subjects":["wq.>"],"retention":"workqueue"}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.WQ.W0",
+        r#"{"stream_name":"WQ","config":{"durable_name":"W0"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.WQ.W1",
+        r#"{"stream_name":"WQ","config":{"durable_name":"W1","ack_policy":"explicit"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.WQ.W2",
+        r#"{"stream_name":"WQ","config":{"durable_name":"W2","ack_policy":"explicit"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.WQ.W3",
+        r#"{"stream_name":"WQ","config":{"durable_name":"W3","ack_policy":"explicit","filter_subject":"wq.a"}}"#,
+    ),
+    req("$JS.API.CONSUMER.DELETE.WQ.W1", ""),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.WQ.W3",
+        r#"{"stream_name":"WQ","config":{"durable_name":"W3","ack_policy":"explicit","filter_subject":"wq.a"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.WQ.W4",
+        r#"{"stream_name":"WQ","config":{"durable_name":"W4","ack_policy":"explicit","filter_subject":"wq.>"}}"#,
+    ),
+    req(
+        "$JS.API.CONSUMER.DURABLE.CREATE.WQ.W5",
+        r#"{"stream_name":"WQ","config":{"durable_name":"W5","ack_policy":"explicit","filter_subject":"wq.b","deliver_policy":"new"}}"#,
+    ),
+    req("$JS.API.STREAM.INFO.CS", ""),
+    req("$JS.API.CONSUMER.DELETE.CS.D1", ""),
+    req("$JS.API.STREAM.DELETE.CS", ""),
+    req("$JS.API.INFO", ""),
+];
+
 /// The reply to one step: its status/headers and its body as JSON (or bytes).
 #[derive(Debug, PartialEq)]
 struct Reply {
@@ -291,14 +537,14 @@ fn normalize(v: &mut Value) {
     }
 }
 
-async fn run(server: &ServerProcess) -> Vec<Reply> {
+async fn run(server: &ServerProcess, steps: &[Step]) -> Vec<Reply> {
     let client = async_nats::ConnectOptions::new()
         .request_timeout(Some(Duration::from_millis(500)))
         .connect(server.url())
         .await
         .expect("connects");
     let mut out = Vec::new();
-    for step in STEPS {
+    for step in steps {
         let mut headers = async_nats::HeaderMap::new();
         for (k, v) in step.headers {
             headers.insert(*k, *v);
@@ -347,17 +593,27 @@ async fn run(server: &ServerProcess) -> Vec<Reply> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_answers_as_nats_server_does() {
-    let ours = tempdir("beaver");
-    let theirs = tempdir("nats-server");
+    compare("streams", STEPS).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_consumer_api_answers_as_nats_server_does() {
+    compare("consumers", CONSUMER_STEPS).await;
+}
+
+/// Runs `steps` on both servers (each on a fresh store) and compares the replies.
+async fn compare(tag: &str, steps: &[Step]) {
+    let ours = tempdir(&format!("beaver-{tag}"));
+    let theirs = tempdir(&format!("nats-server-{tag}"));
     let Some(reference) = ServerProcess::nats_server(&["-js", "-sd", theirs.to_str().unwrap()])
     else {
         return;
     };
     let beaver = ServerProcess::beaver(&["-js", "-sd", ours.to_str().unwrap()]);
-    let want = run(&reference).await;
-    let got = run(&beaver).await;
+    let want = run(&reference, steps).await;
+    let got = run(&beaver, steps).await;
     let mut differences = Vec::new();
-    for ((step, w), g) in STEPS.iter().zip(&want).zip(&got) {
+    for ((step, w), g) in steps.iter().zip(&want).zip(&got) {
         if w != g {
             differences.push(format!(
                 "{} {}\n  nats-server: {w:?}\n  beaver:      {g:?}",
@@ -371,7 +627,7 @@ async fn the_api_answers_as_nats_server_does() {
         differences.is_empty(),
         "{} of {} replies differ:\n{}",
         differences.len(),
-        STEPS.len(),
+        steps.len(),
         differences.join("\n")
     );
 }

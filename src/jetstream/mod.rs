@@ -1,4 +1,5 @@
-//! JetStream, part 1: streams that persist, behind nats-server's API (`$JS.API.>`).
+//! JetStream: streams that persist and consumers that deliver them, behind nats-server's
+//! API (`$JS.API.>`).
 //!
 //! How it joins the core: for each account, JetStream is an in-process subscriber (a
 //! [`crate::client::Service`], as nats-server's JetStream uses internal clients). It
@@ -10,6 +11,7 @@
 //!
 //! - [`config`]: a stream's configuration, defaults and rules;
 //! - [`stream`]: one stream (dedup, expected headers, rollups, acks, republish);
+//! - [`consumer`]: consumers (pull and push), acks, redelivery, durable state;
 //! - [`api`]: the API requests and their JSON;
 //! - [`forward`]: without JetStream here, clients' API requests go to the nats-server nodes
 //!   of the cluster that have it;
@@ -20,13 +22,15 @@
 //! segments, see `crate::store::file`). Memory streams are not written down: gone at restart, as in
 //! nats-server.
 //!
-//! Threads: none of its own on the message path. One timer thread expires `max_age`,
-//! forgets old dedup ids and syncs file stores every `sync_interval`.
+//! Threads: none of its own on the publish path. One timer thread expires `max_age`,
+//! forgets old dedup ids and syncs file stores every `sync_interval`; each consumer has a
+//! thread that delivers (see [`consumer`]).
 //!
 //! Locks: an account's stream map ([`JsAccount`]'s `streams`), then a stream's state
 //! ([`stream::Stream::lock`]), then an origin before its mirror or sources (feeding a
 //! mirror happens under the origin's lock, so that the mirror sees the origin's order).
-//! The account's subscription table locks are taken under none of these.
+//! A consumer's lock comes before its stream's (see [`consumer`]). The account's
+//! subscription table locks are taken under none of these but a consumer's.
 
 pub mod api;
 pub mod config;

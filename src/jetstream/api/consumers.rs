@@ -55,16 +55,18 @@ pub(super) fn create(acc: &Arc<JsAccount>, tokens: &[&str], body: &[u8]) -> Opti
         ["CONSUMER", "DURABLE", "CREATE", stream, durable] => {
             (Form::LegacyDurable, *stream, *durable, String::new())
         }
-        ["CONSUMER", "DURABLE", "CREATE", ..] => {
-            return fail(errors::e(
-                400,
-                10016,
-                "consumer expected to be durable but no durable name set in subject",
-            ))
-        }
-        ["CONSUMER", "CREATE", stream, name, rest @ ..] => {
-            (Form::New, *stream, *name, rest.join("."))
-        }
+        // A filter in the subject needs two tokens or more: nats-server reads one token
+        // after the name as nothing.
+        ["CONSUMER", "CREATE", stream, name, rest @ ..] => (
+            Form::New,
+            *stream,
+            *name,
+            if rest.len() > 1 {
+                rest.join(".")
+            } else {
+                String::new()
+            },
+        ),
         _ => return None,
     };
     if stream != req.stream_name {
@@ -77,9 +79,8 @@ pub(super) fn create(acc: &Arc<JsAccount>, tokens: &[&str], body: &[u8]) -> Opti
             "Consumer name can not contain path separators",
         ));
     }
-    let Some(mut config) = req.config else {
-        return fail(errors::e(400, 10078, "consumer config required"));
-    };
+    // No `config` is the zero configuration, as Go reads it.
+    let mut config = req.config.unwrap_or_default();
     match form {
         Form::LegacyDurable => {
             if config.durable_name.is_empty() {
@@ -131,7 +132,7 @@ pub(super) fn create(acc: &Arc<JsAccount>, tokens: &[&str], body: &[u8]) -> Opti
         return fail(errors::STREAM_NOT_FOUND);
     };
     match acc.add_consumer(&s, config) {
-        Ok(c) => Some(info_answer(CREATE, c.info())),
+        Ok((_, info)) => Some(info_answer(CREATE, info)),
         Err(e) => fail(e),
     }
 }
@@ -206,7 +207,7 @@ pub(super) fn page(acc: &JsAccount, stream: &str, body: &[u8], names: bool) -> A
                 total: 0,
                 offset: 0,
                 limit: 0,
-                consumers: None,
+                consumers: Some(Vec::new()),
             },
             true,
         )

@@ -169,12 +169,13 @@ impl ConsumerState {
                 self.adflr = dseq;
                 self.asflr = sseq;
                 let done: Vec<u64> = self.pending.range(from..=sseq).map(|(&s, _)| s).collect();
-                for s in done {
+                for &s in &done {
                     self.pending.remove(&s);
                     self.rdc.remove(&s);
                     self.unqueue_redelivery(s);
                 }
-                acked.extend(from..=sseq);
+                // What this consumer was waiting on: its pending deliveries up to `sseq`.
+                acked.extend(done);
             }
             AckPolicy::None => return acked,
         }
@@ -281,7 +282,7 @@ fn advisory<T: serde::Serialize>(kind: &str, c: &Consumer, rest: T) -> Vec<u8> {
     }
     to_go_json(&A {
         kind,
-        id: super::random_name() + &super::random_name() + &super::random_name(),
+        id: nuid(),
         timestamp: go_time(now_nanos()),
         stream: &c.stream_name,
         consumer: &c.name,
@@ -289,11 +290,33 @@ fn advisory<T: serde::Serialize>(kind: &str, c: &Consumer, rest: T) -> Vec<u8> {
     })
 }
 
+/// A 22-character id, as nats-server's NUIDs look.
+fn nuid() -> String {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    (0..22)
+        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
+        .collect()
+}
+
 #[derive(serde::Serialize)]
 struct Seqs {
     consumer_seq: u64,
     stream_seq: u64,
     deliveries: u64,
+}
+
+/// The body of a consumer created/deleted advisory (`io.nats.jetstream.advisory.v1.
+/// consumer_action`).
+pub(super) fn consumer_action_advisory(c: &Consumer, action: &str) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct R<'a> {
+        action: &'a str,
+    }
+    advisory(
+        "io.nats.jetstream.advisory.v1.consumer_action",
+        c,
+        R { action },
+    )
 }
 
 /// `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer>`.

@@ -64,12 +64,13 @@ impl<'de> Deserialize<'de> for DeliverPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AckPolicy {
-    /// Nothing to acknowledge: delivered is done.
+    /// Nothing to acknowledge: delivered is done (Go's zero value: what a configuration
+    /// without the field gets).
+    #[default]
     None,
     /// Acknowledging a message acknowledges every one before it.
     All,
     /// Each message acknowledged on its own.
-    #[default]
     Explicit,
 }
 
@@ -234,8 +235,15 @@ impl ConsumerConfig {
         }
     }
 
-    /// nats-server's `checkConsumerCfg`, its errors in its order (after the defaults).
+    /// nats-server's `checkConsumerCfg`, its errors in its order (after the defaults). An
+    /// `opt_start_time` that is not an RFC 3339 time is "invalid JSON", as Go fails to read
+    /// it.
     pub fn check(&self, stream: &StreamConfig) -> Result<(), ApiError> {
+        if let Some(t) = &self.opt_start_time {
+            if crate::jetstream::json::parse_go_time(t).is_none() {
+                return Err(errors::INVALID_JSON);
+            }
+        }
         if self.num_replicas > 0 && self.num_replicas > stream.num_replicas.max(1) {
             return Err(errors::e(
                 400,

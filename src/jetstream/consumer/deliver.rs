@@ -172,10 +172,14 @@ fn send(
     }
     for m in &msgs {
         if let Some(t) = m.not_before {
-            let now = Instant::now();
-            if t > now {
-                outbox.flush(&shared.pool, Some(&shared.stall), 0);
-                std::thread::sleep(t - now);
+            outbox.flush(&shared.pool, Some(&shared.stall), 0);
+            // Paced: wait on the doorbell, so that a stop does not wait for the pace (a
+            // ring in between only ends the wait early: the next round looks again).
+            while Instant::now() < t {
+                if c.state.lock().closed {
+                    return;
+                }
+                c.bell.wait(Some(t));
             }
         }
         deliver_internal(

@@ -30,7 +30,7 @@ impl JsAccount {
         self: &Arc<Self>,
         stream: &Arc<Stream>,
         mut config: ConsumerConfig,
-    ) -> Result<Arc<Consumer>, ApiError> {
+    ) -> Result<(Arc<Consumer>, super::ConsumerInfo), ApiError> {
         let stream_config = stream.config();
         config.apply_defaults();
         config.check(&stream_config)?;
@@ -55,7 +55,8 @@ impl JsAccount {
                     config.inactive_threshold = super::config::DEFAULT_INACTIVE_THRESHOLD;
                 }
                 c.update(config);
-                return Ok(c);
+                let info = c.info();
+                return Ok((c, info));
             }
         }
         let count = stream.consumers.read().len() as i64;
@@ -113,10 +114,9 @@ impl JsAccount {
         } else if !config.name.is_empty() {
             config.name.clone()
         } else {
+            // The configuration keeps no name (nats-server reports none for these).
             let taken = stream.consumers.read();
-            let name = ephemeral_name(|n| taken.contains_key(n));
-            config.name = name.clone();
-            name
+            ephemeral_name(|n| taken.contains_key(n))
         };
         if !super::config::is_valid_name(&name) {
             return Err(errors::e(
@@ -142,8 +142,13 @@ impl JsAccount {
         );
         c.save_config();
         c.save_state();
+        c.bind_interest();
+        // The info as created, before its thread delivers anything (nats-server's
+        // `initialInfo`).
+        let info = c.info();
         self.register(stream, &c)?;
-        Ok(c)
+        self.advise(&c, "create");
+        Ok((c, info))
     }
 
     /// Adds `c` to its stream and starts it.
@@ -173,6 +178,7 @@ impl JsAccount {
         let removed = s.consumers.write().remove(name);
         let Some(c) = removed else { return false };
         c.stop(true);
+        self.advise(&c, "delete");
         // Messages only it held back in an interest stream may go now.
         if s.config().retention == Retention::Interest {
             let st = s.lock();
@@ -184,6 +190,46 @@ impl JsAccount {
             }
         }
         true
+    }
+
+    /// Publishes `$JS.EVENT.ADVISORY.CONSUMER.CREATED|DELETED.<stream>.<consumer>`
+    /// (`action` is `create` or `delete`), as nats-server does.
+    fn advise(&self, c: &Consumer, action: &str) {
+        let word = if action == "create" {
+            "CREATED"
+        } else {
+            "DELETED"
+        };
+        let subject = format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.{word}.{}.{}",
+            c.stream_name, c.name
+        );
+        let body = super::ack::consumer_action_advisory(c, action);
+        self.publish_internal(&subject, &body);
+    }
+
+    /// Publishes a message of the server (an advisory) into this account, from the calling
+    /// thread, with a cache and outbox of its own, flushed at once.
+    pub(crate) fn publish_internal(&self, subject: &str, body: &[u8]) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut cache = crate::subjects::MatchCache::new(1);
+        let mut outbox = crate::delivery::Outbox::new();
+        crate::delivery::deliver_internal(
+            &shared,
+            &mut cache,
+            &mut outbox,
+            &crate::delivery::InternalMsg {
+                account: &self.account,
+                deliver: subject.as_bytes(),
+                subject: subject.as_bytes(),
+                reply: None,
+                headers: b"",
+                data: body,
+            },
+        );
+        outbox.flush(&shared.pool, None, 0);
     }
 
     /// Stops every consumer of `stream` (deleted with it).

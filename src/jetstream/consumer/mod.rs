@@ -201,6 +201,11 @@ pub struct Consumer {
     pub(crate) ack_sub: Mutex<Option<Arc<crate::client::Subscription>>>,
 }
 
+/// Stack size of consumer threads: what a reader thread has (`session::READER_STACK`), as
+/// a consumer's thread delivers as a reader does (the same delivery path, services
+/// answering on it included).
+const CONSUMER_STACK: usize = 256 * 1024;
+
 /// The random part of an ephemeral's name: 8 characters, as nats-server's.
 fn random_name() -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -312,6 +317,7 @@ impl Consumer {
         let me = self.clone();
         let handle = std::thread::Builder::new()
             .name(format!("js-consumer {}", self.name))
+            .stack_size(CONSUMER_STACK)
             .spawn(move || deliver::run(me))?;
         *self.thread.lock() = Some(handle);
         Ok(())
@@ -330,6 +336,25 @@ impl Consumer {
     /// Its stream, unless deleted.
     pub fn stream(&self) -> Option<Arc<Stream>> {
         self.stream.upgrade()
+    }
+
+    /// A push consumer is bound at once when its deliver subject already has a subscriber
+    /// (its info says `push_bound` from the create response on, as nats-server's).
+    pub(crate) fn bind_interest(&self) {
+        let mut st = self.state.lock();
+        if !st.config.is_push() {
+            return;
+        }
+        let m = self
+            .account
+            .sublist
+            .matches(st.config.deliver_subject.as_bytes());
+        st.active = if st.config.deliver_group.is_empty() {
+            !m.is_empty()
+        } else {
+            let g = st.config.deliver_group.as_bytes();
+            m.groups.iter().any(|q| &*q.name == g)
+        };
     }
 
     /// Removes its ack subscription.
@@ -560,8 +585,10 @@ impl ConsumerState {
         }
         self.sseq = sseq;
         self.dseq = 1;
+        // The ack floor starts at 0 whatever the start (nats-server's store records only
+        // the starting delivered sequence).
         self.adflr = 0;
-        self.asflr = sseq.saturating_sub(1);
+        self.asflr = 0;
         self.dirty = true;
     }
 

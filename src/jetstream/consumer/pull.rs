@@ -69,7 +69,9 @@ impl ConsumerState {
                 ));
                 continue;
             }
-            if eos && w.no_wait {
+            if eos && w.no_wait && w.expires.is_none() {
+                // nats-server would keep it (until a message comes); answering is what
+                // the client waits for.
                 self.outgoing
                     .push(Outgoing::status(&w.reply, 404, "No Messages", &[]));
                 continue;
