@@ -1,13 +1,16 @@
 //! The synchronisation primitives of beaver's lock-free handoffs, in one place so that they
 //! can be model-checked: from `std`, `parking_lot` and `crossbeam` normally, and from
 //! [`loom`](https://docs.rs/loom) when the crate is built with `RUSTFLAGS="--cfg beaver_loom"`.
-//! Under loom, the `loom_models` tests of `outbound` and `client::subscription` explore
+//! Under loom, the `loom_models` tests of `outbound`, `client::subscription` and
+//! `jetstream::consumer::mailbox` explore
 //! every interleaving (within loom's bounds) of:
 //! - the scheduled-token handoff between producers and the writer (no lost wake-up, no
 //!   batch written twice or never);
 //! - the stall handshake between a stalled producer and the writer (a producer is always
 //!   woken once the queue drains);
-//! - the auto-unsubscribe claim (`UNSUB <sid> <max>` never overshot, always removed).
+//! - the auto-unsubscribe claim (`UNSUB <sid> <max>` never overshot, always removed);
+//! - a JetStream consumer's mailbox (`jetstream::consumer::mailbox`: what a reader posts
+//!   always wakes the consumer's thread).
 //!
 //! Run them with (CI does, in `.ci/run`):
 //!
@@ -104,6 +107,11 @@ mod loom_impl {
             let inner = guard.0.take().expect("held");
             guard.0 = Some(self.0.wait(inner).expect("loom condvar"));
             WaitTimeoutResult
+        }
+
+        pub(crate) fn wait<T>(&self, guard: &mut MutexGuard<'_, T>) {
+            let inner = guard.0.take().expect("held");
+            guard.0 = Some(self.0.wait(inner).expect("loom condvar"));
         }
 
         pub(crate) fn notify_all(&self) {

@@ -5,8 +5,9 @@
 
 use super::{error_answer, parse, parse_optional, Answer};
 use crate::client::{ServiceMsg, ServiceReply};
+use crate::jetstream::consumer::ack::Inbound;
 use crate::jetstream::consumer::config::CreateRequest;
-use crate::jetstream::consumer::{to_service_replies, Consumer, ConsumerInfo};
+use crate::jetstream::consumer::{Consumer, ConsumerInfo};
 use crate::jetstream::errors::{self, ApiError};
 use crate::jetstream::JsAccount;
 use serde::{Deserialize, Serialize};
@@ -245,8 +246,9 @@ pub(super) fn page(acc: &JsAccount, stream: &str, body: &[u8], names: bool) -> A
     )
 }
 
-/// `CONSUMER.MSG.NEXT.<stream>.<consumer>`: a pull request, queued on the consumer (or
-/// answered at once with a status). Requests without a reply subject are ignored.
+/// `CONSUMER.MSG.NEXT.<stream>.<consumer>`: a pull request, posted to the consumer's
+/// thread (which queues it or answers it with a status). Requests without a reply subject
+/// are ignored.
 pub(super) fn next(
     acc: &JsAccount,
     stream: &str,
@@ -254,18 +256,13 @@ pub(super) fn next(
     msg: &ServiceMsg<'_>,
     replies: &mut Vec<ServiceReply>,
 ) {
+    let _ = replies;
     let Some(reply) = msg.reply else { return };
     let Some(c) = acc.consumer(stream, name) else {
         return;
     };
-    let Some(s) = c.stream() else { return };
-    let answer = {
-        let mut st = c.lock();
-        let sst = s.lock();
-        st.pull_request(reply, msg.data, sst.store.as_ref())
-    };
-    match answer {
-        Some(now) => replies.extend(to_service_replies(&acc.account, vec![now])),
-        None => c.bell.ring(),
-    }
+    c.post(Inbound::Next {
+        reply: bytes::Bytes::copy_from_slice(reply),
+        body: bytes::Bytes::copy_from_slice(msg.data),
+    });
 }

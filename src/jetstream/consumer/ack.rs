@@ -14,14 +14,17 @@
 //! An ack with a reply subject gets an empty message there once it is recorded ("AckAck",
 //! what `AckSync`/`double_ack` wait for); a durable's state is written first.
 //!
-//! Runs on the thread of the reader that received the ack. Interest and work-queue streams
-//! then drop what no consumer waits for any more ([`super::super::stream::Stream::acked`]).
+//! The reader that receives an ack only queues it ([`Inbound`], nats-server's `ackMsgs`
+//! queue): the consumer's thread records it at the start of its next round, under its lock,
+//! so acks never wait for a round in progress. Interest and work-queue streams then drop
+//! what no consumer waits for any more ([`super::super::stream::Stream::acked`]).
 
 use super::deliver::Outgoing;
 use super::{AckPolicy, Consumer, ConsumerState};
 use crate::client::{ServiceMsg, ServiceReply};
 use crate::jetstream::json::{go_time, now_nanos, to_go_json};
 use crate::jetstream::JsAccount;
+use bytes::Bytes;
 use std::time::{Duration, Instant};
 
 /// The sequences an ack subject carries: (stream seq, consumer seq, deliveries); zeros when
@@ -40,8 +43,10 @@ pub fn ack_reply_info(subject: &[u8]) -> (u64, u64, u64) {
     (num(tokens[5]), num(tokens[6]), num(tokens[4]))
 }
 
-/// Handles a message on `$JS.ACK.>` for the account `acc`.
-pub fn handle(acc: &JsAccount, msg: &ServiceMsg<'_>, replies: &mut Vec<ServiceReply>) {
+/// Handles a message on a consumer's ack subscription (`$JS.ACK.<stream>.<consumer>.>`):
+/// queued for the consumer's thread, which records it and answers (the acker's reader
+/// takes no consumer lock: acks arrive while the thread delivers).
+pub fn handle(acc: &JsAccount, msg: &ServiceMsg<'_>, _replies: &mut Vec<ServiceReply>) {
     let tokens: Vec<&[u8]> = msg.subject.splitn(5, |&b| b == b'.').collect();
     if tokens.len() < 5 {
         return;
@@ -56,51 +61,13 @@ pub fn handle(acc: &JsAccount, msg: &ServiceMsg<'_>, replies: &mut Vec<ServiceRe
         return;
     };
     let (sseq, dseq, dc) = ack_reply_info(msg.subject);
-    let body = msg.data;
-    let mut skip_reply = sseq == 0;
-    let mut out: Vec<Outgoing> = Vec::new();
-    let mut acked: Vec<u64> = Vec::new();
-    {
-        let mut st = c.lock();
-        if body.is_empty() || body == b"+ACK" || body == b"+OK" {
-            acked = st.ack(sseq, dseq);
-        } else if let Some(rest) = body.strip_prefix(b"+NXT") {
-            acked = st.ack(sseq, dseq);
-            skip_reply = true;
-            if let (Some(reply), Some(stream)) = (msg.reply, c.stream()) {
-                let sst = stream.lock();
-                if let Some(now) = st.pull_request(reply, rest, sst.store.as_ref()) {
-                    out.push(now);
-                }
-            }
-        } else if body.starts_with(b"-NAK") {
-            st.nak(&c, sseq, dseq, dc, &body[4..]);
-        } else if body == b"+WPI" {
-            if let Some(p) = st.pending.get_mut(&sseq) {
-                p.ts = now_nanos();
-                st.dirty = true;
-            }
-        } else if body == b"+TERM" {
-            acked = st.ack(sseq, dseq);
-            st.outgoing.push(terminated_advisory(&c, sseq, dseq, dc));
-        }
-        out.append(&mut st.outgoing);
-    }
-    c.bell.ring();
-    if !acked.is_empty() {
-        if let Some(stream) = c.stream() {
-            stream.acked(&acked);
-        }
-    }
-    if let (Some(reply), false) = (msg.reply, skip_reply) {
-        // AckAck: recorded first (a durable's state written), then answered.
-        c.save_state();
-        out.push(Outgoing::plain(
-            String::from_utf8_lossy(reply).into_owned(),
-            Vec::new(),
-        ));
-    }
-    replies.extend(super::to_service_replies(&acc.account, out));
+    c.post(Inbound::Ack {
+        sseq,
+        dseq,
+        dc,
+        body: Bytes::copy_from_slice(msg.data),
+        reply: msg.reply.map(Bytes::copy_from_slice),
+    });
 }
 
 /// Handles a flow control answer on `$JS.FC.<stream>.<consumer>.<id>`.
@@ -115,30 +82,120 @@ pub fn flow_control(acc: &JsAccount, subject: &[u8]) {
     ) else {
         return;
     };
-    let Some(c) = acc.consumer(stream, name) else {
-        return;
-    };
-    {
-        let mut st = c.lock();
-        let Some(fc) = st.fc.as_mut() else { return };
-        if fc.id.as_deref().map(str::as_bytes) != Some(subject) {
-            return;
-        }
-        if fc.window < fc.limit {
-            fc.window = (fc.window * 2).min(fc.limit);
-        }
-        fc.bytes = (fc.bytes - fc.covered).max(0);
-        fc.id = None;
-        fc.covered = 0;
+    if let Some(c) = acc.consumer(stream, name) {
+        c.post(Inbound::FlowControl(Bytes::copy_from_slice(subject)));
     }
-    c.bell.ring();
+}
+
+/// What readers hand a consumer's thread (through [`Consumer::post`]).
+#[derive(Debug)]
+pub enum Inbound {
+    /// An ack: the sequences of its subject, its body and reply.
+    Ack {
+        /// Stream sequence (0: not an ack subject).
+        sseq: u64,
+        /// Consumer sequence of the delivery acked.
+        dseq: u64,
+        /// Deliveries so far.
+        dc: u64,
+        /// `+ACK`, `-NAK`, ...
+        body: Bytes,
+        /// Answered once recorded, if given.
+        reply: Option<Bytes>,
+    },
+    /// A pull request (`CONSUMER.MSG.NEXT`): its inbox and body.
+    Next {
+        /// Where the messages go.
+        reply: Bytes,
+        /// The request (empty, a number, or JSON).
+        body: Bytes,
+    },
+    /// A flow control answer, by its subject.
+    FlowControl(Bytes),
+}
+
+/// What handling the inbound messages of a round leaves to do once the locks are released.
+#[derive(Default)]
+pub(super) struct Handled {
+    /// Stream sequences acknowledged (interest and work-queue retention).
+    pub(super) acked: Vec<u64>,
+    /// Answers to acks that asked for one (sent after a durable's state is written).
+    pub(super) ack_replies: Vec<Outgoing>,
 }
 
 impl ConsumerState {
+    /// Handles one inbound message under the consumer's (and its stream's) lock.
+    pub(super) fn inbound(
+        &mut self,
+        c: &Consumer,
+        m: Inbound,
+        store: &dyn crate::store::Store,
+        done: &mut Handled,
+    ) {
+        match m {
+            Inbound::Ack {
+                sseq,
+                dseq,
+                dc,
+                body,
+                reply,
+            } => {
+                let mut skip_reply = sseq == 0;
+                let body = &body[..];
+                if body.is_empty() || body == b"+ACK" || body == b"+OK" {
+                    done.acked.extend(self.ack(sseq, dseq));
+                } else if let Some(rest) = body.strip_prefix(b"+NXT") {
+                    done.acked.extend(self.ack(sseq, dseq));
+                    skip_reply = true;
+                    if let Some(reply) = &reply {
+                        if let Some(now) = self.pull_request(reply, rest, store) {
+                            self.outgoing.push(now);
+                        }
+                    }
+                } else if let Some(arg) = body.strip_prefix(b"-NAK") {
+                    self.nak(c, sseq, dseq, dc, arg);
+                } else if body == b"+WPI" {
+                    if let Some(p) = self.pending.get_mut(&sseq) {
+                        p.ts = now_nanos();
+                        self.dirty = true;
+                    }
+                } else if body == b"+TERM" {
+                    done.acked.extend(self.ack(sseq, dseq));
+                    self.outgoing.push(terminated_advisory(c, sseq, dseq, dc));
+                }
+                if let (Some(reply), false) = (reply, skip_reply) {
+                    done.ack_replies.push(Outgoing::plain(
+                        String::from_utf8_lossy(&reply).into_owned(),
+                        Vec::new(),
+                    ));
+                }
+            }
+            Inbound::Next { reply, body } => {
+                if let Some(now) = self.pull_request(&reply, &body, store) {
+                    self.outgoing.push(now);
+                }
+            }
+            Inbound::FlowControl(subject) => {
+                let Some(fc) = self.fc.as_mut() else { return };
+                if fc.id.as_deref().map(str::as_bytes) != Some(&subject[..]) {
+                    return;
+                }
+                if fc.window < fc.limit {
+                    fc.window = (fc.window * 2).min(fc.limit);
+                }
+                fc.bytes = (fc.bytes - fc.covered).max(0);
+                fc.id = None;
+                fc.covered = 0;
+            }
+        }
+    }
     /// An ack of stream sequence `sseq` delivered as `dseq` (nats-server's `processAckMsg`).
     /// Returns the stream sequences it acknowledged.
-    fn ack(&mut self, sseq: u64, dseq: u64) -> Vec<u64> {
+    pub(super) fn ack(&mut self, sseq: u64, dseq: u64) -> Vec<u64> {
         let mut acked = Vec::new();
+        if self.journaled && sseq > 0 && self.config.acks() {
+            self.journal.push(super::persist::Entry::Acked(sseq, dseq));
+        }
         match self.config.ack_policy {
             AckPolicy::Explicit => {
                 let mut dseq = dseq;
@@ -212,7 +269,7 @@ impl ConsumerState {
                     let wait = self.config.ack_wait;
                     if let Some(p) = self.pending.get_mut(&sseq) {
                         // Due when the delay ends: "now - ack wait" would be due now.
-                        p.ts = now_nanos() - wait + d;
+                        p.ts = now_nanos().saturating_sub(wait).saturating_add(d);
                         self.next_check = Some(Instant::now() + Duration::from_millis(10));
                         self.dirty = true;
                     }

@@ -2,9 +2,12 @@
 //! `processWaiting`): it wakes on its doorbell (a message stored, an ack, a pull request)
 //! or at its next deadline (an ack wait ending, a pull request expiring, a heartbeat due),
 //! picks what to send under the consumer's lock, and sends it after releasing it, through
-//! `crate::delivery` like any publish, with its own match cache and outbox. Its flush
-//! applies the server's slow-consumer backpressure: a consumer whose subscriber cannot keep
-//! up waits for it, as a publishing client would.
+//! `crate::delivery` like any publish, with its own match cache and outbox. Its flush does
+//! not stall on a slow subscriber (as a route's reader does not): one consumer serves many
+//! pull clients, and one that does not read must not hold up the others. What bounds the
+//! output is the consumer's own `max_ack_pending`, flow control, the pull requests' sizes,
+//! and, past those, the subscriber's `max_pending` (a slow consumer is cut, as by
+//! nats-server).
 //!
 //! What is sent, as nats-server 2.9.10 writes it:
 //! - a delivery: the stored subject, headers and body, routed to the deliver subject (push)
@@ -31,8 +34,9 @@ use std::time::{Duration, Instant};
 const BATCH_MSGS: usize = 256;
 /// Bytes picked under the lock at most, before they are sent.
 const BATCH_BYTES: usize = 1 << 20;
-/// How often a durable's changed state is written (acks with a reply are written at once).
-const SAVE_EVERY: Duration = Duration::from_millis(100);
+/// How often a durable's changed state is snapshot (its journal says what happened in
+/// between; see `persist`).
+const SAVE_EVERY: Duration = Duration::from_secs(1);
 
 /// One message a consumer sends.
 #[derive(Debug, Clone)]
@@ -90,9 +94,13 @@ impl Outgoing {
 struct Round {
     /// Sent after the lock is released.
     send: Vec<Outgoing>,
-    /// Stream sequences now acknowledged by delivery (`ack_policy: none` on interest and
-    /// work-queue streams), for the stream to remove.
+    /// Stream sequences now acknowledged (by acks, or by delivery with `ack_policy: none`
+    /// on interest and work-queue streams), for the stream to remove.
     acked: Vec<u64>,
+    /// Answers to acks that asked for one: sent once a durable's journal has them.
+    ack_replies: Vec<Outgoing>,
+    /// Journal records of the round (durables), written before anything is sent.
+    journal: Vec<super::persist::Entry>,
     /// When to wake up at the latest.
     deadline: Option<Instant>,
     /// No interest for longer than its threshold: the consumer deletes itself.
@@ -107,6 +115,7 @@ pub(super) fn run(c: Arc<Consumer>) {
     let mut cache: MatchCache<Subscription> = MatchCache::new(64);
     let mut outbox = Outbox::new();
     let mut last_save = Instant::now();
+    let mut journal = c.dir.as_deref().map(super::persist::Journal::new);
     loop {
         let Some(stream) = c.stream() else { break };
         let closed;
@@ -118,6 +127,8 @@ pub(super) fn run(c: Arc<Consumer>) {
                 Round {
                     send: std::mem::take(&mut st.outgoing),
                     acked: Vec::new(),
+                    ack_replies: Vec::new(),
+                    journal: std::mem::take(&mut st.journal),
                     deadline: None,
                     expired: false,
                 }
@@ -125,8 +136,21 @@ pub(super) fn run(c: Arc<Consumer>) {
                 st.round(&c, &stream, &mut cache)
             }
         };
-        let busy = round.send.iter().any(|o| o.reply.is_some());
-        send(&shared, &c, &mut cache, &mut outbox, round.send);
+        let busy = round.send.iter().any(|o| o.reply.is_some()) || !round.ack_replies.is_empty();
+        if let Some(j) = &mut journal {
+            // Recorded before anything goes out: deliveries and acks are in the journal
+            // (the operating system's hands) before the messages and ack answers leave.
+            if let Err(e) = j.append(&round.journal) {
+                log::error!(
+                    "JetStream: consumer '{} > {}': could not write its journal: {e}",
+                    c.stream_name,
+                    c.name
+                );
+            }
+        }
+        let mut out = round.ack_replies;
+        out.extend(round.send);
+        send(&shared, &c, &mut cache, &mut outbox, out);
         if !round.acked.is_empty() {
             stream.acked(&round.acked);
         }
@@ -144,9 +168,15 @@ pub(super) fn run(c: Arc<Consumer>) {
             }
             continue;
         }
-        if c.dir.is_some() && last_save.elapsed() >= SAVE_EVERY {
+        let journal_full = journal
+            .as_ref()
+            .is_some_and(|j| j.len >= super::persist::JOURNAL_MAX);
+        if c.dir.is_some() && (last_save.elapsed() >= SAVE_EVERY || journal_full) {
             last_save = Instant::now();
             c.save_state();
+            if let Some(j) = &mut journal {
+                j.len = 0;
+            }
         }
         if !busy {
             let mut deadline = round.deadline;
@@ -172,7 +202,7 @@ fn send(
     }
     for m in &msgs {
         if let Some(t) = m.not_before {
-            outbox.flush(&shared.pool, Some(&shared.stall), 0);
+            outbox.flush(&shared.pool, None, 0);
             // Paced: wait on the doorbell, so that a stop does not wait for the pace (a
             // ring in between only ends the wait early: the next round looks again).
             while Instant::now() < t {
@@ -196,10 +226,10 @@ fn send(
             },
         );
         if outbox.staged() >= crate::delivery::FLUSH_STAGED {
-            outbox.flush(&shared.pool, Some(&shared.stall), 0);
+            outbox.flush(&shared.pool, None, 0);
         }
     }
-    outbox.flush(&shared.pool, Some(&shared.stall), 0);
+    outbox.flush(&shared.pool, None, 0);
 }
 
 /// Whether anyone subscribes to `subject` in `c`'s account.
@@ -232,13 +262,17 @@ impl ConsumerState {
     ) -> Round {
         let now = Instant::now();
         let push = self.config.is_push();
-        let mut acked = Vec::new();
+        let mut handled = super::ack::Handled::default();
         let mut send = Vec::new();
         let first_seq;
         let mut eos = false;
         {
             let sst = stream.lock();
             let store = sst.store.as_ref();
+            // What readers posted since the last round, in order.
+            while let Some(m) = c.bell.take() {
+                self.inbound(c, m, store, &mut handled);
+            }
             let state = store.state();
             first_seq = state.first_seq;
             if self.next_check.is_some_and(|t| now >= t) {
@@ -265,7 +299,9 @@ impl ConsumerState {
             } else {
                 self.expire_waiting(now, false, Some((c, &mut *cache)));
             }
-            let mut npc = self.num_pending(store);
+            // Counted once a message is picked (a round woken by acks alone counts nothing),
+            // then kept by subtraction.
+            let mut npc: Option<u64> = None;
             let mut bytes = 0;
             let interest_or_wq = sst.config.retention != super::super::config::Retention::Limits;
             while send.len() < BATCH_MSGS && bytes < BATCH_BYTES {
@@ -284,9 +320,12 @@ impl ConsumerState {
                         break;
                     }
                 };
+                // Counted after the pick moved the next sequence: what is left after it.
+                let left = npc.get_or_insert_with(|| self.num_pending(store) + u64::from(dc == 1));
                 if dc == 1 {
-                    npc = npc.saturating_sub(1);
+                    *left = left.saturating_sub(1);
                 }
+                let npc = *left;
                 let now_ns = super::now();
                 let reply = format!(
                     "$JS.ACK.{}.{}.{dc}.{}.{}.{}.{npc}",
@@ -317,9 +356,9 @@ impl ConsumerState {
                 let not_before = self.pace(&m, size, now);
                 let dseq = self.dseq;
                 self.dseq += 1;
-                self.track(m.seq, dseq, now_ns);
+                self.track(m.seq, dseq, dc, now_ns);
                 if self.config.ack_policy == super::AckPolicy::None && interest_or_wq {
-                    acked.push(m.seq);
+                    handled.acked.push(m.seq);
                 }
                 bytes += size as usize;
                 send.push(Outgoing {
@@ -409,7 +448,9 @@ impl ConsumerState {
         }
         Round {
             send,
-            acked,
+            acked: handled.acked,
+            ack_replies: handled.ack_replies,
+            journal: std::mem::take(&mut self.journal),
             deadline,
             expired,
         }
@@ -518,7 +559,11 @@ impl ConsumerState {
 
     /// Records a delivery: pending for its ack, or acknowledged already (`ack_policy:
     /// none`).
-    fn track(&mut self, seq: u64, dseq: u64, now_ns: i64) {
+    fn track(&mut self, seq: u64, dseq: u64, dc: u64, now_ns: i64) {
+        if self.journaled {
+            self.journal
+                .push(super::persist::Entry::Delivered(seq, dseq, dc, now_ns));
+        }
         if self.config.acks() {
             self.pending
                 .entry(seq)

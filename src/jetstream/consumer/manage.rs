@@ -138,6 +138,7 @@ impl JsAccount {
                 created: crate::jetstream::json::now_nanos(),
                 dir,
                 saved: None,
+                journal: Vec::new(),
             },
         );
         c.save_config();
@@ -256,7 +257,7 @@ impl JsAccount {
                 .and_then(|n| n.to_str())
                 .unwrap_or_default()
                 .to_string();
-            let (config, created, saved) = match persist::read(&path) {
+            let (config, created, saved, journal) = match persist::read(&path) {
                 Ok(r) => r,
                 Err(e) => {
                     log::error!("JetStream: consumer {}: {e}; skipped", path.display());
@@ -279,6 +280,7 @@ impl JsAccount {
                     created,
                     dir: Some(path.clone()),
                     saved,
+                    journal,
                 },
             );
             match self.register(stream, &c) {

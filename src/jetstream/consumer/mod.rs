@@ -13,8 +13,9 @@
 //!
 //! Threads: one per consumer (the design of this server: a blocking thread where nats-server
 //! runs a goroutine). Everything else reaches a consumer from the readers' threads: a
-//! publish to its stream rings its [`Doorbell`], a pull request or an ack changes its state
-//! under its lock and rings it.
+//! publish to its stream rings its doorbell; a pull request, an ack or a flow control
+//! answer is posted to its [`mailbox`], which the thread empties at each round, under its
+//! lock.
 //!
 //! Locks (docs/architecture.md): a consumer's state, then its stream's state (the thread
 //! reads messages with both held); the stream's state is never held while a consumer's is
@@ -29,6 +30,7 @@ mod persist;
 mod pull;
 
 pub mod ack;
+pub mod mailbox;
 mod manage;
 
 use super::json::now_nanos;
@@ -38,46 +40,13 @@ use crate::client::Account;
 use crate::store::Store;
 use bytes::Bytes;
 use config::{AckPolicy, ConsumerConfig, DeliverPolicy};
-use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 pub use deliver::Outgoing;
-
-/// Wakes a consumer's thread: a flag and a condition variable, locked only to set, clear
-/// and wait on the flag (a leaf lock: publishes ring it with their stream locked).
-#[derive(Default)]
-pub struct Doorbell {
-    rung: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Doorbell {
-    /// Wakes the thread (at once if it waits, else its next wait returns at once).
-    pub fn ring(&self) {
-        let mut rung = self.rung.lock();
-        if !*rung {
-            *rung = true;
-            self.cv.notify_one();
-        }
-    }
-
-    /// Waits until rung or `until`, then clears the flag.
-    fn wait(&self, until: Option<Instant>) {
-        let mut rung = self.rung.lock();
-        if !*rung {
-            match until {
-                Some(t) => {
-                    self.cv.wait_until(&mut rung, t);
-                }
-                None => self.cv.wait(&mut rung),
-            }
-        }
-        *rung = false;
-    }
-}
 
 /// A delivery not acknowledged yet: its first delivery sequence and when it was last
 /// delivered (nanoseconds since the epoch; moved forward by `+WPI` and `-NAK` delays).
@@ -176,6 +145,10 @@ pub struct ConsumerState {
     threshold: Option<Duration>,
     /// `rate_limit_bps`: when the next delivery may go.
     rate_next: Option<Instant>,
+    /// Whether deliveries and acks are journaled (durables of file streams).
+    journaled: bool,
+    /// Journal records not written yet (the thread writes them after each round).
+    journal: Vec<persist::Entry>,
 }
 
 /// A consumer of a stream.
@@ -190,8 +163,8 @@ pub struct Consumer {
     account: Arc<Account>,
     js: Weak<JsAccount>,
     state: Mutex<ConsumerState>,
-    /// Wakes its thread.
-    pub bell: Doorbell,
+    /// Wakes its thread, with what readers hand it (acks, pull requests, flow control).
+    pub bell: mailbox::Mailbox<ack::Inbound>,
     /// The filter subject (read by publishes deciding interest retention; a leaf lock).
     filter: RwLock<String>,
     /// Where its state is kept (durables of file streams).
@@ -236,6 +209,8 @@ pub struct NewConsumer {
     pub dir: Option<PathBuf>,
     /// Its saved state, when recovered.
     pub saved: Option<persist::SavedState>,
+    /// What its journal says happened after that state.
+    pub journal: Vec<persist::Entry>,
 }
 
 impl Consumer {
@@ -288,6 +263,8 @@ impl Consumer {
             closed: false,
             threshold,
             rate_next: None,
+            journaled: new.dir.is_some(),
+            journal: Vec::new(),
         };
         {
             let st = stream.lock();
@@ -295,6 +272,7 @@ impl Consumer {
                 Some(saved) => state.restore(saved, st.store.as_ref()),
                 None => state.select_start(st.store.as_ref()),
             }
+            state.replay(&new.journal);
         }
         Arc::new(Consumer {
             name: new.name,
@@ -304,7 +282,7 @@ impl Consumer {
             account: acc.account.clone(),
             js: Arc::downgrade(acc),
             state: Mutex::new(state),
-            bell: Doorbell::default(),
+            bell: mailbox::Mailbox::default(),
             filter: RwLock::new(filter),
             dir: new.dir,
             thread: Mutex::new(None),
@@ -355,6 +333,11 @@ impl Consumer {
             let g = st.config.deliver_group.as_bytes();
             m.groups.iter().any(|q| &*q.name == g)
         };
+    }
+
+    /// Hands `m` to its thread.
+    pub fn post(&self, m: ack::Inbound) {
+        self.bell.post(m);
     }
 
     /// Removes its ack subscription.
@@ -512,9 +495,13 @@ impl Consumer {
                 return;
             }
             st.dirty = false;
+            // The snapshot holds what these records would say.
+            st.journal.clear();
             st.saved()
         };
-        if let Err(e) = persist::write_state(dir, &saved) {
+        let written =
+            persist::write_state(dir, &saved).and_then(|()| persist::Journal::new(dir).clear());
+        if let Err(e) = written {
             log::error!(
                 "JetStream: consumer '{} > {}': could not save its state: {e}",
                 self.stream_name,
@@ -638,6 +625,38 @@ impl ConsumerState {
                 .collect(),
             redelivered: self.rdc.iter().map(|(&s, &n)| (s, n)).collect(),
         }
+    }
+
+    /// Replays journal records on the restored state, as they happened.
+    fn replay(&mut self, entries: &[persist::Entry]) {
+        for e in entries {
+            match *e {
+                persist::Entry::Delivered(s, d, dc, ts) => {
+                    if dc > 1 {
+                        self.rdc.insert(s, dc - 1);
+                    }
+                    if self.config.acks() {
+                        self.pending
+                            .entry(s)
+                            .and_modify(|p| p.ts = ts)
+                            .or_insert(Pending { dseq: d, ts });
+                    } else {
+                        self.adflr = d;
+                        self.asflr = s;
+                    }
+                    self.sseq = self.sseq.max(s + 1);
+                    self.dseq = self.dseq.max(d + 1);
+                }
+                persist::Entry::Acked(s, d) => {
+                    let _ = self.ack(s, d);
+                }
+            }
+        }
+        self.journal.clear();
+        if !self.pending.is_empty() {
+            self.next_check = Some(Instant::now());
+        }
+        self.dirty = !entries.is_empty();
     }
 
     /// Takes back a saved state (restart): what was delivered and not acked waits for its

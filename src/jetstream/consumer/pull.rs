@@ -13,6 +13,9 @@ use crate::subjects::MatchCache;
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 
+/// The shortest heartbeat interval of a pull request.
+const MIN_HEARTBEAT: Duration = Duration::from_millis(100);
+
 impl ConsumerState {
     /// The waiting request a message of `size` bytes goes to, if any (nats-server's
     /// `nextWaiting`): requests whose `max_bytes` it would pass are ended (409), those whose
@@ -35,8 +38,8 @@ impl ConsumerState {
                     continue;
                 }
             }
-            w.d += 1;
-            w.n -= 1;
+            w.d = w.d.saturating_add(1);
+            w.n = w.n.saturating_sub(1);
             let reply = w.reply.clone();
             if w.n > 0 {
                 if let Some((every, _)) = w.hb {
@@ -164,7 +167,7 @@ impl ConsumerState {
                 return Some(Outgoing::status(&to, 404, "No Messages", &[]));
             }
             if pending > 0 {
-                let asked: i64 = self.waiting.iter().map(|w| w.n).sum();
+                let asked = self.waiting.iter().fold(0i64, |a, w| a.saturating_add(w.n));
                 if (pending as i64) < asked {
                     self.last_activity = now;
                     return Some(Outgoing::status(&to, 408, "Requests Pending", &[]));
@@ -175,7 +178,10 @@ impl ConsumerState {
             return Some(Outgoing::status(&to, 409, "Exceeded MaxWaiting", &[]));
         }
         let hb = (req.idle_heartbeat > 0).then(|| {
-            let every = Duration::from_nanos(req.idle_heartbeat as u64);
+            // At most ten a second, whatever was asked: a request for a heartbeat every
+            // nanosecond would keep the thread sending nothing else (nats-server 2.9
+            // accepts any value; clients ask for seconds).
+            let every = Duration::from_nanos(req.idle_heartbeat as u64).max(MIN_HEARTBEAT);
             (every, now + every)
         });
         self.waiting.push_back(Waiting {
@@ -227,7 +233,7 @@ fn parse_next(body: &[u8]) -> Result<NextRequest, String> {
     }
     if body[0] == b'{' {
         let r: NextRequest = serde_json::from_slice(body).map_err(|e| format!("{e}"))?;
-        if r.idle_heartbeat > 0 && r.idle_heartbeat * 2 > r.expires {
+        if r.idle_heartbeat > 0 && r.idle_heartbeat.saturating_mul(2) > r.expires {
             return Err("heartbeat value too large".into());
         }
         return Ok(r);
