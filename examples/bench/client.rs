@@ -182,9 +182,12 @@ fn server_error(msg: &[u8]) -> io::Error {
 /// reader answers them itself.
 #[derive(Debug)]
 pub enum Frame<'a> {
+    /// A `MSG`, or an `HMSG` (on connections made with headers on): `headers` is the
+    /// header block (`NATS/1.0 ...\r\n...\r\n\r\n`), empty for a `MSG`.
     Msg {
         subject: &'a [u8],
         reply: Option<&'a [u8]>,
+        headers: &'a [u8],
         payload: &'a [u8],
     },
     Pong,
@@ -211,6 +214,8 @@ struct Raw {
     /// MSG subject, or the argument of -ERR / INFO.
     a: (usize, usize),
     reply: Option<(usize, usize)>,
+    /// HMSG's header block (empty for everything else).
+    headers: (usize, usize),
     payload: (usize, usize),
 }
 
@@ -415,13 +420,53 @@ impl Reader {
                 kind: Kind::Msg,
                 a: subject,
                 reply,
+                headers: none,
                 payload: (p0, p0 + size),
+            }));
+        } else if starts_with_ignore_case(line, b"HMSG ") {
+            // HMSG <subject> <sid> [reply] <header bytes> <total bytes>
+            let Some((t, n)) = tokens::<6>(line, base) else {
+                return Err(bad_line(line));
+            };
+            let (subject, reply, hdr_tok, size_tok) = match n {
+                5 => (t[1], None, t[3], t[4]),
+                6 => (t[1], Some(t[3]), t[4], t[5]),
+                _ => return Err(bad_line(line)),
+            };
+            let (Some(hdr), Some(size)) = (
+                parse_usize(&self.buf[hdr_tok.0..hdr_tok.1]),
+                parse_usize(&self.buf[size_tok.0..size_tok.1]),
+            ) else {
+                return Err(bad_line(&self.buf[base..base + nl]));
+            };
+            if hdr > size {
+                return Err(bad_line(&self.buf[base..base + nl]));
+            }
+            let total = nl + 1 + size + 2;
+            if self.end - self.start < total {
+                self.reserve_frame(total);
+                return Ok(None);
+            }
+            let p0 = base + nl + 1;
+            if &self.buf[p0 + size..p0 + size + 2] != b"\r\n" {
+                return Err(protocol_error(
+                    "HMSG payload from the server is not followed by CRLF".to_string(),
+                ));
+            }
+            self.start += total;
+            return Ok(Some(Raw {
+                kind: Kind::Msg,
+                a: subject,
+                reply,
+                headers: (p0, p0 + hdr),
+                payload: (p0 + hdr, p0 + size),
             }));
         } else if starts_with_ignore_case(line, b"PING") {
             Raw {
                 kind: Kind::Ping,
                 a: none,
                 reply: None,
+                headers: none,
                 payload: none,
             }
         } else if starts_with_ignore_case(line, b"PONG") {
@@ -429,6 +474,7 @@ impl Reader {
                 kind: Kind::Pong,
                 a: none,
                 reply: None,
+                headers: none,
                 payload: none,
             }
         } else if starts_with_ignore_case(line, b"+OK") {
@@ -436,6 +482,7 @@ impl Reader {
                 kind: Kind::Ok,
                 a: none,
                 reply: None,
+                headers: none,
                 payload: none,
             }
         } else if starts_with_ignore_case(line, b"-ERR") {
@@ -443,6 +490,7 @@ impl Reader {
                 kind: Kind::Err,
                 a: (base + 4, base + line.len()),
                 reply: None,
+                headers: none,
                 payload: none,
             }
         } else if starts_with_ignore_case(line, b"INFO") {
@@ -450,6 +498,7 @@ impl Reader {
                 kind: Kind::Info,
                 a: (base + 4, base + line.len()),
                 reply: None,
+                headers: none,
                 payload: none,
             }
         } else {
@@ -465,6 +514,7 @@ impl Reader {
             Kind::Msg => Frame::Msg {
                 subject: slice(raw.a),
                 reply: raw.reply.map(slice),
+                headers: slice(raw.headers),
                 payload: slice(raw.payload),
             },
             Kind::Pong => Frame::Pong,
@@ -645,6 +695,17 @@ impl Conn {
     /// Connects (TCP_NODELAY, read and write timeouts), reads `INFO`, sends `CONNECT` and
     /// confirms it with `PING`/`PONG`.
     pub fn connect(server: &Server, timeout: Duration, read_buf: usize) -> Result<Conn, String> {
+        Conn::connect_opts(server, timeout, read_buf, false)
+    }
+
+    /// [`Conn::connect`], with `"headers":true` in `CONNECT` if `headers` (the server then
+    /// sends `HMSG` frames: JetStream's status messages and direct gets need them).
+    pub fn connect_opts(
+        server: &Server,
+        timeout: Duration,
+        read_buf: usize,
+        headers: bool,
+    ) -> Result<Conn, String> {
         let url = server.url();
         let mut last_err = None;
         let mut stream = None;
@@ -679,12 +740,12 @@ impl Conn {
             info: Info::default(),
             timeout,
         };
-        conn.handshake(server)
+        conn.handshake(server, headers)
             .map_err(|e| format!("{url}: {}", describe(&e, timeout)))?;
         Ok(conn)
     }
 
-    fn handshake(&mut self, server: &Server) -> io::Result<()> {
+    fn handshake(&mut self, server: &Server, headers: bool) -> io::Result<()> {
         let info = match self.r.next_frame(&mut self.w)? {
             Frame::Info(json) => json.to_vec(),
             Frame::Err(msg) => return Err(server_error(msg)),
@@ -699,7 +760,11 @@ impl Conn {
         }
         let w = &mut self.w;
         w.out.extend_from_slice(b"CONNECT ");
-        w.out.extend_from_slice(server.connect_json().as_bytes());
+        let mut json = server.connect_json();
+        if headers {
+            json = json.replacen(r#""headers":false"#, r#""headers":true"#, 1);
+        }
+        w.out.extend_from_slice(json.as_bytes());
         w.out.extend_from_slice(b"\r\nPING\r\n");
         w.flush()?;
         self.r.wait_pong(&mut self.w)
@@ -731,6 +796,12 @@ impl Conn {
         self.w.out.extend_from_slice(b"PING\r\n");
         self.w.flush()?;
         self.r.wait_pong(&mut self.w)
+    }
+
+    /// Changes how long a blocking read may wait (a read that times out leaves the buffered
+    /// bytes as they were: call again).
+    pub fn set_read_timeout(&self, d: Duration) -> io::Result<()> {
+        self.r.stream.set_read_timeout(Some(d))
     }
 
     /// A handle to shut the socket down from another thread (to abort a blocked reader).

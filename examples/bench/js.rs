@@ -39,7 +39,12 @@ pub struct JsConfig<'a> {
 }
 
 /// One request on `conn` (subscribed to `<inbox>*`), and its reply's payload.
-fn request(conn: &mut Conn, inbox: &str, subject: &str, body: &[u8]) -> Result<Vec<u8>, String> {
+pub fn request(
+    conn: &mut Conn,
+    inbox: &str,
+    subject: &str,
+    body: &[u8],
+) -> Result<Vec<u8>, String> {
     let timeout = conn.timeout();
     let reply = format!("{inbox}api");
     client::pub_frame(subject, Some(reply.as_bytes()), body, &mut conn.w.out);
@@ -65,7 +70,7 @@ fn request(conn: &mut Conn, inbox: &str, subject: &str, body: &[u8]) -> Result<V
 }
 
 /// The `error` of an API response, if it has one.
-fn api_error(reply: &[u8]) -> Option<String> {
+pub fn api_error(reply: &[u8]) -> Option<String> {
     let v: serde_json::Value = match serde_json::from_slice(reply) {
         Ok(v) => v,
         Err(_) => return Some(format!("not JSON: {}", String::from_utf8_lossy(reply))),

@@ -29,6 +29,18 @@
 //!                sliding as acks arrive (default 1000; nats.go's PublishAsyncMaxPending)
 //!   --pubbatch N --js, asynchronous: N publishes, then wait for all their acks (nats bench
 //!                --js's pattern, its default 100); replaces --maxacks
+//!   --pull       JetStream pull consumer mode (see `consume.rs`): fills stream `--stream`
+//!                with -n messages (the --js publish path, -np publishers, its pacing), then
+//!                -ns subscribers consume them through one durable pull consumer
+//!   --push       the same through one durable push consumer (deliver subject and group)
+//!   --fetch N    --pull: messages per pull request (default 100)
+//!   --ackpolicy P  --pull/--push: explicit (default), all or none
+//!   --acksample N  --pull/--push: every N-th ack is a timed double ack (default 100)
+//!   --maxackpending N  --pull/--push: the consumer's max_ack_pending (default 10000)
+//!   --durable D  --pull/--push: the consumer's name (default benchconsumer)
+//!   --kv OP      key-value mode (see `kv.rs`): put or get on bucket `--bucket` (default
+//!                benchkv) over `--keys` keys (default 1000), -np clients, -n requests,
+//!                --sync or a window of --maxacks requests per client
 //! ```
 //!
 //! Flags take Go's `flag` spellings: `-np 5`, `--np 5`, `-np=5`. The report's formulas and
@@ -73,7 +85,9 @@
 //!   is 1. TLS, credentials files and nkeys are not supported (`nats://user:pass@` is).
 
 mod client;
+mod consume;
 mod js;
+mod kv;
 mod report;
 mod reqrep;
 
@@ -98,8 +112,32 @@ const DEFAULT_REQREP_SUBJECT: &str = "bench.reqrep";
 
 /// Go-style multi-letter flags that may be written with one dash (`-np 5`).
 const LONG_FLAGS: &[&str] = &[
-    "np", "ns", "ms", "csv", "json", "reqrep", "warmup", "timeout", "help", "sub-url", "js",
-    "stream", "storage", "sync", "maxacks", "pubbatch",
+    "np",
+    "ns",
+    "ms",
+    "csv",
+    "json",
+    "reqrep",
+    "warmup",
+    "timeout",
+    "help",
+    "sub-url",
+    "js",
+    "stream",
+    "storage",
+    "sync",
+    "maxacks",
+    "pubbatch",
+    "pull",
+    "push",
+    "fetch",
+    "ackpolicy",
+    "acksample",
+    "maxackpending",
+    "durable",
+    "kv",
+    "keys",
+    "bucket",
 ];
 
 #[derive(Parser, Debug)]
@@ -110,7 +148,8 @@ const LONG_FLAGS: &[&str] = &[
         [-ns NUM_SUBSCRIBERS] [-n NUM_MSGS] [-ms MESSAGE_SIZE] [-csv csvfile] \
         [--json file] [--reqrep [--warmup N]] [--timeout SECS] [--sub-url URL] \
         [--js [--stream NAME] [--storage file|memory] [--sync | --maxacks N | --pubbatch N]] \
-        <subject>"
+        [--pull [--fetch N] | --push] [--ackpolicy explicit|all|none] [--acksample N] \
+        [--maxackpending N] [--kv put|get [--keys N] [--bucket B]] <subject>"
 )]
 struct Args {
     /// The NATS server URLs (separated by comma; the first is used)
@@ -165,6 +204,37 @@ struct Args {
     /// JetStream, asynchronous: publish N, then wait for all their PubAcks (nats bench's way)
     #[arg(long = "pubbatch", value_name = "N")]
     pubbatch: Option<u64>,
+    /// JetStream pull consumer mode: fill the stream, then -ns subscribers fetch it all
+    #[arg(long = "pull")]
+    pull: bool,
+    /// JetStream push consumer mode: fill the stream, then -ns queue subscribers get it all
+    #[arg(long = "push")]
+    push: bool,
+    /// --pull: messages per pull request (--push with --ackpolicy all: messages per ack)
+    #[arg(long = "fetch", value_name = "N", default_value_t = 100)]
+    fetch: u64,
+    /// --pull/--push: the consumer's ack policy
+    #[arg(long = "ackpolicy", value_name = "explicit|all|none", default_value = "explicit",
+          value_parser = ["explicit", "all", "none"])]
+    ackpolicy: String,
+    /// --pull/--push: every N-th ack is a double ack (with a reply), timed
+    #[arg(long = "acksample", value_name = "N", default_value_t = 100)]
+    acksample: u64,
+    /// --pull/--push: the consumer's max_ack_pending
+    #[arg(long = "maxackpending", value_name = "N", default_value_t = 10_000)]
+    maxackpending: u64,
+    /// --pull/--push: the durable consumer's name
+    #[arg(long = "durable", value_name = "NAME", default_value = "benchconsumer")]
+    durable: String,
+    /// Key-value mode: put or get rates on a bucket (the subject is not used)
+    #[arg(long = "kv", value_name = "put|get", value_parser = ["put", "get"])]
+    kv: Option<String>,
+    /// --kv: keys the requests go round
+    #[arg(long = "keys", value_name = "N", default_value_t = 1000)]
+    keys: u64,
+    /// --kv: the bucket
+    #[arg(long = "bucket", value_name = "NAME", default_value = "benchkv")]
+    bucket: String,
     /// Subject to publish to and subscribe on
     subject: Option<String>,
 }
@@ -201,6 +271,10 @@ fn go_style_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
             "--js=false" | "--js=0" => {}
             "--sync=true" | "--sync=1" => out.push("--sync".into()),
             "--sync=false" | "--sync=0" => {}
+            "--pull=true" | "--pull=1" => out.push("--pull".into()),
+            "--pull=false" | "--pull=0" => {}
+            "--push=true" | "--push=1" => out.push("--push".into()),
+            "--push=false" | "--push=0" => {}
             _ => out.push(s.into()),
         }
     }
@@ -253,6 +327,35 @@ struct JsonSummary {
     latency_us: Option<JsonLatency>,
     #[serde(skip_serializing_if = "Option::is_none")]
     js: Option<JsonJs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consumer: Option<JsonConsumer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kv: Option<JsonKv>,
+}
+
+/// `--pull` / `--push`: the consumer, the fill, and the consumer's state after the run.
+#[derive(Serialize)]
+struct JsonConsumer {
+    kind: &'static str,
+    stream: String,
+    storage: String,
+    durable: String,
+    ack_policy: &'static str,
+    fetch: u64,
+    ack_sample: u64,
+    max_ack_pending: u64,
+    fill_msgs_per_sec: Option<f64>,
+    after: Option<consume::AfterRun>,
+}
+
+#[derive(Serialize)]
+struct JsonKv {
+    op: &'static str,
+    bucket: String,
+    storage: String,
+    keys: u64,
+    /// Requests out at once per client.
+    window: u64,
 }
 
 #[derive(Serialize)]
@@ -322,6 +425,21 @@ fn run(args: Args) -> Result<(), String> {
     }
     let timeout = Duration::from_secs_f64(args.timeout);
     let sub_server = args.sub_url.as_deref().map(Server::parse).transpose()?;
+    if args.pull || args.push {
+        if args.pull && args.push {
+            return Err("--pull and --push exclude each other".to_string());
+        }
+        if args.reqrep || sub_server.is_some() || args.kv.is_some() {
+            return Err("--pull/--push: no --reqrep, --sub-url or --kv".to_string());
+        }
+        return run_consume(&args, &server, timeout);
+    }
+    if let Some(op) = &args.kv {
+        if args.reqrep || sub_server.is_some() || args.ns > 0 {
+            return Err("--kv: no --reqrep, --sub-url or -ns".to_string());
+        }
+        return run_kv(&args, kv::Op::parse(op)?, &server, timeout);
+    }
     if args.js {
         if args.reqrep || sub_server.is_some() || args.ns > 0 {
             return Err("--js publishes only: no --reqrep, --sub-url or -ns".to_string());
@@ -385,6 +503,8 @@ fn run_reqrep(args: &Args, server: &Server, timeout: Duration) -> Result<(), Str
                 .collect(),
             sub_samples: Vec::new(),
             js: None,
+            consumer: None,
+            kv: None,
             requests_per_sec: rps,
             latency_us: Some(JsonLatency {
                 p50: h.value_at_quantile(0.50) as f64,
@@ -487,6 +607,220 @@ fn run_js(args: &Args, server: &Server, timeout: Duration) -> Result<(), String>
                 sync: args.sync,
                 max_pending: pace.max_pending,
                 batch: pace.batch,
+            }),
+            consumer: None,
+            kv: None,
+        };
+        write_json(path, &summary)?;
+    }
+    Ok(())
+}
+
+fn latency_json(h: &hdrhistogram::Histogram<u64>) -> Option<JsonLatency> {
+    (!h.is_empty()).then(|| JsonLatency {
+        p50: h.value_at_quantile(0.50) as f64,
+        p90: h.value_at_quantile(0.90) as f64,
+        p99: h.value_at_quantile(0.99) as f64,
+        p999: h.value_at_quantile(0.999) as f64,
+        max: h.max() as f64,
+        count: h.len(),
+    })
+}
+
+fn run_consume(args: &Args, server: &Server, timeout: Duration) -> Result<(), String> {
+    let Some(subject) = args.subject.clone() else {
+        return Err("a subject is required: bench --pull|--push [flags] <subject>".to_string());
+    };
+    if args.n == 0 {
+        return Err("Number of messages should be greater than zero.".to_string());
+    }
+    if args.ns == 0 || args.np == 0 {
+        return Err("--pull/--push need subscribers (-ns) and fill publishers (-np)".to_string());
+    }
+    let mode = if args.pull {
+        consume::Mode::Pull
+    } else {
+        consume::Mode::Push
+    };
+    let ack = consume::AckPolicy::parse(&args.ackpolicy)?;
+    let fill_pace = js_pace(args)?;
+    let kind = if args.pull { "pull" } else { "push" };
+    eprintln!(
+        "Starting JetStream {kind} consumer benchmark [msgs={}, msgsize={}, subs={}, stream={}, \
+         storage={}, ackpolicy={}, fetch={}, acksample={}, maxackpending={}]",
+        args.n,
+        args.ms,
+        args.ns,
+        args.stream,
+        args.storage,
+        ack.name(),
+        args.fetch,
+        args.acksample,
+        args.maxackpending
+    );
+    let out = consume::run(&consume::ConsumeConfig {
+        server,
+        subject: &subject,
+        stream: &args.stream,
+        storage: &args.storage,
+        durable: &args.durable,
+        msgs: args.n,
+        size: args.ms,
+        consumers: args.ns,
+        mode,
+        fetch: args.fetch,
+        ack,
+        ack_sample: args.acksample,
+        max_ack_pending: args.maxackpending,
+        fill_publishers: args.np,
+        fill_pace,
+        timeout,
+    })?;
+    let fill = Benchmark::new("NATS", run_id(), out.fill, Vec::new());
+    let fill_rate = fill.pubs.agg.map(|a| a.rate_f64());
+    eprintln!(
+        "Filled the stream: {}",
+        fill.pubs.agg.map_or("-".to_string(), |a| a.to_string())
+    );
+    let bm = Benchmark::new("NATS", run_id(), Vec::new(), out.samples);
+    print!("{}", bm.report());
+    if !out.ack_latency.is_empty() {
+        println!(
+            "Ack latency ({} double acks, every {}th ack): {}",
+            out.ack_latency.len(),
+            args.acksample,
+            reqrep::percentiles(&out.ack_latency)
+        );
+    }
+    if let Some(a) = &out.after {
+        eprintln!(
+            "Consumer after the run: delivered up to {}, ack floor {}, {} unacknowledged, \
+             {} redelivered, {} pending, {} waiting pull requests",
+            a.delivered,
+            a.ack_floor,
+            a.num_ack_pending,
+            a.num_redelivered,
+            a.num_pending,
+            a.num_waiting
+        );
+    }
+    if let Some(path) = &args.csv {
+        write_file(path, &bm.csv())?;
+        println!("Saved metric data in csv file {}", path.display());
+    }
+    if let Some(path) = &args.json {
+        let rate = bm.subs.agg.map(|a| a.rate_f64());
+        let summary = JsonSummary {
+            mode: if args.pull { "js-pull" } else { "js-push" },
+            server: server.url(),
+            sub_server: server.url(),
+            subject,
+            msgs: args.n,
+            size: args.ms,
+            pubs: args.np,
+            subs: args.ns,
+            aggregate_msgs_per_sec: rate.unwrap_or(0.0),
+            pub_msgs_per_sec: None,
+            sub_msgs_per_sec: rate,
+            pub_samples: Vec::new(),
+            sub_samples: bm.subs.samples.iter().map(JsonSample::of).collect(),
+            requests_per_sec: None,
+            latency_us: latency_json(&out.ack_latency),
+            js: None,
+            consumer: Some(JsonConsumer {
+                kind,
+                stream: args.stream.clone(),
+                storage: args.storage.clone(),
+                durable: args.durable.clone(),
+                ack_policy: ack.name(),
+                fetch: args.fetch,
+                ack_sample: args.acksample,
+                max_ack_pending: args.maxackpending,
+                fill_msgs_per_sec: fill_rate,
+                after: out.after.clone(),
+            }),
+            kv: None,
+        };
+        write_json(path, &summary)?;
+    }
+    Ok(())
+}
+
+fn run_kv(args: &Args, op: kv::Op, server: &Server, timeout: Duration) -> Result<(), String> {
+    if args.n == 0 {
+        return Err("Number of requests should be greater than zero.".to_string());
+    }
+    let pace = js_pace(args)?;
+    if pace.batch {
+        return Err("--kv: --sync or --maxacks, not --pubbatch".to_string());
+    }
+    eprintln!(
+        "Starting key-value {} benchmark [requests={}, msgsize={}, clients={}, keys={}, \
+         bucket={}, storage={}, window={}]",
+        op.name(),
+        args.n,
+        args.ms,
+        args.np,
+        args.keys,
+        args.bucket,
+        args.storage,
+        pace.max_pending
+    );
+    let out = kv::run(&kv::KvConfig {
+        server,
+        bucket: &args.bucket,
+        storage: &args.storage,
+        op,
+        keys: args.keys,
+        requests: args.n,
+        size: args.ms,
+        clients: args.np,
+        window: pace.max_pending,
+        timeout,
+    })?;
+    let bm = Benchmark::new("NATS", run_id(), out.samples, Vec::new());
+    let label = format!("KV {} stats", op.name());
+    print!("{}", bm.report().replacen("Pub stats", &label, 1));
+    println!(
+        "KV {} latency ({} requests): {}",
+        op.name(),
+        out.latency.len(),
+        reqrep::percentiles(&out.latency)
+    );
+    if let Some(path) = &args.csv {
+        write_file(path, &bm.csv())?;
+        println!("Saved metric data in csv file {}", path.display());
+    }
+    if let Some(path) = &args.json {
+        let rate = bm.pubs.agg.map(|a| a.rate_f64());
+        let summary = JsonSummary {
+            mode: if op == kv::Op::Put {
+                "kv-put"
+            } else {
+                "kv-get"
+            },
+            server: server.url(),
+            sub_server: server.url(),
+            subject: format!("$KV.{}.>", args.bucket),
+            msgs: args.n,
+            size: args.ms,
+            pubs: args.np,
+            subs: 0,
+            aggregate_msgs_per_sec: rate.unwrap_or(0.0),
+            pub_msgs_per_sec: None,
+            sub_msgs_per_sec: None,
+            pub_samples: bm.pubs.samples.iter().map(JsonSample::of).collect(),
+            sub_samples: Vec::new(),
+            requests_per_sec: rate,
+            latency_us: latency_json(&out.latency),
+            js: None,
+            consumer: None,
+            kv: Some(JsonKv {
+                op: op.name(),
+                bucket: args.bucket.clone(),
+                storage: args.storage.clone(),
+                keys: args.keys,
+                window: pace.max_pending,
             }),
         };
         write_json(path, &summary)?;
@@ -841,6 +1175,8 @@ fn run_pubsub(
             requests_per_sec: None,
             latency_us: None,
             js: None,
+            consumer: None,
+            kv: None,
         };
         write_json(path, &summary)?;
     }
@@ -907,6 +1243,23 @@ mod tests {
         assert_eq!((pace.max_pending, pace.batch), (100, true));
         assert!(js_pace(&parse(&["--js", "--sync", "--pubbatch", "5", "foo"])).is_err());
         assert!(js_pace(&parse(&["--js", "--maxacks", "0", "foo"])).is_err());
+        let a = parse(&[
+            "-pull",
+            "-fetch",
+            "50",
+            "-ackpolicy",
+            "all",
+            "-ns",
+            "4",
+            "foo",
+        ]);
+        assert!(a.pull && !a.push);
+        assert_eq!((a.fetch, a.ackpolicy.as_str(), a.ns), (50, "all", 4));
+        assert_eq!((a.acksample, a.maxackpending), (100, 10_000));
+        let a = parse(&["--push=true", "-acksample=1", "foo"]);
+        assert!(a.push && a.acksample == 1);
+        let a = parse(&["-kv", "get", "-keys", "10", "-sync"]);
+        assert_eq!((a.kv.as_deref(), a.keys, a.sync), (Some("get"), 10, true));
         for argv in [
             &["-s", "h:1", "--sub-url", "h:2", "foo"][..],
             &["-s", "h:1", "-sub-url=h:2", "foo"][..],

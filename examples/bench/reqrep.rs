@@ -36,12 +36,12 @@ pub struct ReqRepConfig<'a> {
     pub timeout: Duration,
 }
 
-fn new_histogram() -> Result<Histogram<u64>, String> {
+pub fn new_histogram() -> Result<Histogram<u64>, String> {
     // 1 us to 1 hour, 3 significant digits.
     Histogram::new_with_bounds(1, 3_600_000_000, 3).map_err(|e| format!("histogram: {e}"))
 }
 
-fn percentiles(h: &Histogram<u64>) -> String {
+pub fn percentiles(h: &Histogram<u64>) -> String {
     format!(
         "p50 {} us | p90 {} us | p99 {} us | p99.9 {} us | max {} us",
         h.value_at_quantile(0.50),
