@@ -37,6 +37,16 @@
 //! `<!-- js-results:begin -->` and `<!-- js-results:end -->`; the Go client is built once
 //! into `target/js_bench` with Debian's Go and nats.go (GOPATH mode, nothing downloaded).
 //!
+//! The `js-pull-*`, `js-push-*` and `kv-*` scenarios measure JetStream consumers and
+//! key-value, run the same way (a fresh server with `-js -sd <fresh dir>` per client run):
+//! `examples/bench --pull|--push` fills a file stream and consumes it through one durable
+//! consumer with explicit acks (ack latency from a timed double ack every 100th), `--kv
+//! put|get --sync` measures KV puts and direct gets; then `examples/js_consume.go` (nats.go's
+//! `Fetch`/`Ack`, `QueueSubscribe`/`Ack`, `kv.Put`/`kv.Get`, built into `target/js_consume`)
+//! does the same. Rates, latency percentiles and peak RSS go to
+//! `docs/benchmarks/consume-results.json` and to their own table in `docs/benchmarks.md`,
+//! between `<!-- consume-results:begin -->` and `<!-- consume-results:end -->`.
+//!
 //! Linux only (it reads `/proc`). Servers listen on 127.0.0.1 only.
 
 use serde_json::{json, Value};
@@ -60,6 +70,9 @@ struct Scenario {
     /// server. Its results go to their own table and file.
     js: bool,
     go_args: &'static [&'static str],
+    /// A JetStream consumer or key-value scenario (`--pull`, `--push`, `--kv`; nats.go's side is
+    /// `examples/js_consume.go`): run like `js`, its rate and latency go to their own table.
+    consume: bool,
 }
 
 /// A JetStream publish scenario: name, storage, sync, messages, size (as bench spells them).
@@ -95,6 +108,7 @@ macro_rules! js_scenario {
             fan_out: false,
             nodes: 1,
             js: true,
+            consume: false,
             go_args: if $sync {
                 &["-storage", $storage, "-sync", "-n", $n, "-ms", $ms]
             } else {
@@ -113,6 +127,39 @@ macro_rules! js_scenario {
     };
 }
 
+/// A JetStream consumer scenario: name, pull or push, messages, size, subscribers.
+macro_rules! consume_scenario {
+    ($name:expr, $mode:expr, $n:expr, $ms:expr, $ns:expr) => {
+        Scenario {
+            name: $name,
+            args: &[concat!("--", $mode), "-n", $n, "-ms", $ms, "-ns", $ns],
+            deliveries: 0,
+            fan_out: false,
+            nodes: 1,
+            js: true,
+            consume: true,
+            go_args: &["-mode", $mode, "-n", $n, "-ms", $ms, "-ns", $ns],
+        }
+    };
+}
+
+/// A key-value scenario: name, put or get, requests, size; one client, synchronous (as
+/// nats.go's `kv.Put` and `kv.Get`), 1,000 keys.
+macro_rules! kv_scenario {
+    ($name:expr, $op:expr, $n:expr, $ms:expr) => {
+        Scenario {
+            name: $name,
+            args: &["--kv", $op, "--sync", "-n", $n, "-ms", $ms],
+            deliveries: 0,
+            fan_out: false,
+            nodes: 1,
+            js: true,
+            consume: true,
+            go_args: &["-mode", concat!("kv", $op), "-n", $n, "-ms", $ms],
+        }
+    };
+}
+
 const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "pub-16B",
@@ -122,6 +169,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "1:1-16B",
@@ -131,6 +179,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "1:5-16B",
@@ -140,6 +189,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "5:5-16B",
@@ -149,6 +199,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "10:100-1000B",
@@ -158,6 +209,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "10:1000-1000B",
@@ -167,6 +219,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "1:1-64KiB",
@@ -176,6 +229,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "reqrep-16B",
@@ -185,6 +239,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 1,
         js: false,
         go_args: &[],
+        consume: false,
     },
     // Two nodes of the same server clustered over a route: publishers on node A,
     // subscribers on node B (bench's --sub-url), so every message crosses the route once.
@@ -196,6 +251,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 2,
         js: false,
         go_args: &[],
+        consume: false,
     },
     Scenario {
         name: "route-1:5-1000B",
@@ -205,6 +261,7 @@ const SCENARIOS: &[Scenario] = &[
         nodes: 2,
         js: false,
         go_args: &[],
+        consume: false,
     },
     // JetStream publishing: a stream on the subject, every message acknowledged. Async:
     // a sliding window of 1000 unacknowledged publishes (bench --maxacks, nats.go's
@@ -217,6 +274,18 @@ const SCENARIOS: &[Scenario] = &[
     js_scenario!("js-file-sync-1KiB", "file", true, "20000", "1024"),
     js_scenario!("js-mem-sync-16B", "memory", true, "20000", "16"),
     js_scenario!("js-mem-sync-1KiB", "memory", true, "20000", "1024"),
+    // JetStream consumers: the stream (file) is filled first, then consumed by -ns
+    // subscribers through one durable consumer, explicit acks, every 100th a timed double ack.
+    consume_scenario!("js-pull-16B", "pull", "100000", "16", "1"),
+    consume_scenario!("js-pull-16B-4c", "pull", "100000", "16", "4"),
+    consume_scenario!("js-pull-1KiB", "pull", "100000", "1024", "1"),
+    consume_scenario!("js-pull-1KiB-4c", "pull", "100000", "1024", "4"),
+    consume_scenario!("js-push-16B", "push", "100000", "16", "1"),
+    consume_scenario!("js-push-16B-4c", "push", "100000", "16", "4"),
+    consume_scenario!("js-push-1KiB", "push", "100000", "1024", "1"),
+    consume_scenario!("js-push-1KiB-4c", "push", "100000", "1024", "4"),
+    kv_scenario!("kv-put-16B", "put", "20000", "16"),
+    kv_scenario!("kv-get-16B", "get", "20000", "16"),
 ];
 
 /// The window of unacknowledged publishes of the asynchronous JetStream scenarios.
@@ -240,6 +309,10 @@ struct Options {
     js_scenarios: Vec<&'static Scenario>,
     /// The nats.go JetStream publisher (`examples/js_bench.go`, built), if there is Go.
     go_bench: Option<PathBuf>,
+    /// The consumer and key-value scenarios selected (their table, consume-results.json).
+    consume_scenarios: Vec<&'static Scenario>,
+    /// The nats.go consumer and KV client (`examples/js_consume.go`, built), if there is Go.
+    go_consume: Option<PathBuf>,
     servers: Vec<ServerSpec>,
     out_dir: PathBuf,
     doc: PathBuf,
@@ -332,6 +405,13 @@ fn parse_options() -> Options {
     };
     let (js_scenarios, scenarios): (Vec<&Scenario>, Vec<&Scenario>) =
         scenarios.into_iter().partition(|s| s.js);
+    let (consume_scenarios, js_scenarios): (Vec<&Scenario>, Vec<&Scenario>) =
+        js_scenarios.into_iter().partition(|s| s.consume);
+    let go_consume = match &go_bench {
+        _ if consume_scenarios.is_empty() => None,
+        Some(None) => None,
+        _ => build_go(&root, "js_consume"),
+    };
     let go_bench = match go_bench {
         _ if js_scenarios.is_empty() => None,
         Some(choice) => choice,
@@ -376,6 +456,8 @@ fn parse_options() -> Options {
         scenarios,
         js_scenarios,
         go_bench,
+        consume_scenarios,
+        go_consume,
         servers,
         out_dir: root.join("docs/benchmarks"),
         doc: root.join("docs/benchmarks.md"),
@@ -678,7 +760,19 @@ fn main() {
     let opts = parse_options();
     let mut runs: Vec<Value> = Vec::new();
     let mut js_runs: Vec<Value> = Vec::new();
+    let mut consume_runs: Vec<Value> = Vec::new();
     for round in 0..opts.rounds {
+        for sc in &opts.consume_scenarios {
+            let mut order: Vec<&ServerSpec> = opts.servers.iter().collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for spec in order {
+                let mut m = measure_js(&opts, spec, sc);
+                m["round"] = json!(round + 1);
+                consume_runs.push(m);
+            }
+        }
         for sc in &opts.js_scenarios {
             let mut order: Vec<&ServerSpec> = opts.servers.iter().collect();
             if round % 2 == 1 {
@@ -715,6 +809,9 @@ fn main() {
     }
     if !opts.js_scenarios.is_empty() {
         write_js_results(&opts, js_runs);
+    }
+    if !opts.consume_scenarios.is_empty() {
+        write_consume_results(&opts, consume_runs);
     }
     if opts.scenarios.is_empty() {
         return;
@@ -983,11 +1080,16 @@ fn write_between(doc: &Path, table: &str, BEGIN: &str, END: &str) {
 /// Builds `examples/js_bench.go` into `target/js_bench` with Debian's Go and nats.go (no
 /// module download: GOPATH mode); None, with a word, if that fails.
 fn build_go_bench(root: &Path) -> Option<PathBuf> {
-    let out = root.join("target/js_bench");
+    build_go(root, "js_bench")
+}
+
+/// Builds `examples/<name>.go` into `target/<name>` (as [`build_go_bench`]).
+fn build_go(root: &Path, name: &str) -> Option<PathBuf> {
+    let out = root.join("target").join(name);
     let status = Command::new("go")
         .args(["build", "-o"])
         .arg(&out)
-        .arg(root.join("examples/js_bench.go"))
+        .arg(root.join(format!("examples/{name}.go")))
         .env("GO111MODULE", "off")
         .env("GOPATH", "/usr/share/gocode")
         .env("GOFLAGS", "")
@@ -997,7 +1099,7 @@ fn build_go_bench(root: &Path) -> Option<PathBuf> {
         Ok(s) if s.success() => Some(out),
         other => {
             eprintln!(
-                "compare: cannot build examples/js_bench.go ({other:?}): JetStream scenarios \
+                "compare: cannot build examples/{name}.go ({other:?}): JetStream scenarios \
                  run with examples/bench only (Debian: apt-get install golang-go \
                  golang-github-nats-io-go-nats-dev)"
             );
@@ -1116,7 +1218,9 @@ fn js_client_run(spec: &ServerSpec, sc: &Scenario, client: &str, program: &Path)
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let rate = if client == "bench" {
+    let rate = if client == "bench" && sc.consume {
+        summary["aggregate_msgs_per_sec"].as_f64()
+    } else if client == "bench" {
         summary["pub_msgs_per_sec"].as_f64()
     } else {
         summary["msgs_per_sec"].as_f64()
@@ -1132,6 +1236,8 @@ fn js_client_run(spec: &ServerSpec, sc: &Scenario, client: &str, program: &Path)
         "peak_rss_kib": rss,
         "disk_bytes": disk_bytes,
         "disk_allocated_bytes": disk_allocated,
+        "latency_us": summary["latency_us"].clone(),
+        "consumer_after": summary["consumer"]["after"].clone(),
         "report": report.trim(),
     })
 }
@@ -1140,7 +1246,12 @@ fn js_client_run(spec: &ServerSpec, sc: &Scenario, client: &str, program: &Path)
 /// the nats.go publisher.
 fn measure_js(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
     let bench = js_client_run(spec, sc, "bench", &opts.bench);
-    let go = match &opts.go_bench {
+    let go_program = if sc.consume {
+        &opts.go_consume
+    } else {
+        &opts.go_bench
+    };
+    let go = match go_program {
         Some(p) => js_client_run(spec, sc, "go", p),
         None => Value::Null,
     };
@@ -1316,6 +1427,171 @@ fn render_js(opts: &Options, results: &Value) -> String {
          (CPU time over wall time of the client process: 100% is one core busy), peak RSS and \
          disk are from the examples/bench run; disk is the store directory once the run is \
          over, with the server still up.\n",
+    );
+    s
+}
+
+// ---------------------------------------------------------------------------------------
+// JetStream consumers and key-value: js-pull-*, js-push-*, kv-* scenarios.
+
+/// Medians per (scenario, server, client) into consume-results.json, and the table into the
+/// doc between `<!-- consume-results:begin -->` and `<!-- consume-results:end -->`.
+fn write_consume_results(opts: &Options, runs: Vec<Value>) {
+    let mut summary: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    for sc in &opts.consume_scenarios {
+        for spec in &opts.servers {
+            let mine: Vec<&Value> = runs
+                .iter()
+                .filter(|r| r["scenario"] == sc.name && r["server"] == spec.name.as_str())
+                .collect();
+            let mut entry = serde_json::Map::new();
+            for client in ["bench", "go"] {
+                let ok: Vec<&Value> = mine
+                    .iter()
+                    .map(|r| &r[client])
+                    .filter(|r| r["ok"] == true)
+                    .collect();
+                let f = |key: &str| ok.iter().filter_map(|r| r[key].as_f64()).collect();
+                let lat = |p: &str| {
+                    ok.iter()
+                        .filter_map(|r| r["latency_us"][p].as_f64())
+                        .collect()
+                };
+                entry.insert(
+                    client.to_string(),
+                    json!({
+                        "rounds_ok": ok.len(),
+                        "rounds": mine.len(),
+                        "median_msgs_per_sec": median(f("msgs_per_sec")),
+                        "median_p50_us": median(lat("p50")),
+                        "median_p99_us": median(lat("p99")),
+                        "median_client_cpu_share": median(ok.iter().filter_map(|r| Some(
+                            r["client_cpu_seconds"].as_f64()? / r["client_wall_seconds"].as_f64()?
+                        )).collect()),
+                        "max_peak_rss_kib": ok.iter().filter_map(|r| r["peak_rss_kib"].as_u64()).max(),
+                    }),
+                );
+            }
+            summary
+                .entry(sc.name.into())
+                .or_default()
+                .insert(spec.name.clone(), Value::Object(entry));
+        }
+    }
+    let results = json!({
+        "machine": machine(),
+        "rounds": opts.rounds,
+        "commands": {
+            "build": "cargo build --release --bin beaver --example bench --example compare",
+            "run": format!(
+                "target/release/examples/compare --rounds {} --scenarios {}",
+                opts.rounds,
+                opts.consume_scenarios.iter().map(|s| s.name).collect::<Vec<_>>().join(",")
+            ),
+        },
+        "scenarios": opts.consume_scenarios.iter().map(|s| json!({"name": s.name, "bench_args": s.args, "go_args": s.go_args})).collect::<Vec<_>>(),
+        "servers": opts.servers.iter().map(|s| json!({"name": s.name, "command": s.command.join(" "), "version": server_version(s)})).collect::<Vec<_>>(),
+        "go_client": opts.go_consume.as_ref().map(|p| p.display().to_string()),
+        "summary": summary,
+        "runs": runs,
+    });
+    let table = render_consume(opts, &results);
+    println!("{table}");
+    if !opts.write {
+        eprintln!("--no-write: consume-results.json and the table in the doc left as they were");
+        return;
+    }
+    std::fs::create_dir_all(&opts.out_dir).unwrap_or_else(|e| die(&format!("{e}")));
+    let path = opts.out_dir.join("consume-results.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&results).expect("json"))
+        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
+    write_between(
+        &opts.doc,
+        &table,
+        "<!-- consume-results:begin -->",
+        "<!-- consume-results:end -->",
+    );
+    eprintln!(
+        "wrote {} and the consumer table in {}",
+        path.display(),
+        opts.doc.display()
+    );
+}
+
+/// The consumer and key-value table: a row per scenario and server.
+fn render_consume(opts: &Options, results: &Value) -> String {
+    let m = &results["machine"];
+    let mut s = format!(
+        "Measured {} on {} ({} CPUs, {}), {}, {}. {} round(s), servers alternating; medians \
+         of the rounds (peak RSS: the highest). Servers: {}.\n\n",
+        m["date"].as_str().unwrap_or(""),
+        m["cpu"].as_str().unwrap_or(""),
+        m["cpus"].as_str().unwrap_or(""),
+        m["memory"].as_str().unwrap_or(""),
+        m["kernel"].as_str().unwrap_or(""),
+        m["rustc"].as_str().unwrap_or(""),
+        opts.rounds,
+        results["servers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| format!(
+                "{} ({})",
+                v["name"].as_str().unwrap_or(""),
+                v["version"].as_str().unwrap_or("")
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    s.push_str(
+        "| scenario | server | msgs/s (bench) | vs nats-server | latency p50 / p99 µs (bench) \
+         | msgs/s (nats.go) | vs nats-server | latency p50 / p99 µs (nats.go) | peak RSS MiB \
+         | rounds ok (bench / nats.go) |\n",
+    );
+    s.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    let summary = &results["summary"];
+    for sc in &opts.consume_scenarios {
+        let reference = &summary[sc.name]["nats-server"];
+        let num = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+        for spec in &opts.servers {
+            let e = &summary[sc.name][spec.name.as_str()];
+            let (b, g) = (&e["bench"], &e["go"]);
+            let lat = |v: &Value| {
+                format!(
+                    "{} / {}",
+                    group(num(v, "median_p50_us")),
+                    group(num(v, "median_p99_us"))
+                )
+            };
+            let rounds = |v: &Value| {
+                format!(
+                    "{}/{}",
+                    v["rounds_ok"].as_u64().unwrap_or(0),
+                    v["rounds"].as_u64().unwrap_or(0)
+                )
+            };
+            s.push_str(&format!(
+                "| {} | {} | {} | {:.2}× | {} | {} | {:.2}× | {} | {:.0} | {} / {} |\n",
+                sc.name,
+                spec.name,
+                group(num(b, "median_msgs_per_sec")),
+                num(b, "median_msgs_per_sec") / num(&reference["bench"], "median_msgs_per_sec"),
+                lat(b),
+                group(num(g, "median_msgs_per_sec")),
+                num(g, "median_msgs_per_sec") / num(&reference["go"], "median_msgs_per_sec"),
+                lat(g),
+                num(b, "max_peak_rss_kib") / 1024.0,
+                rounds(b),
+                rounds(g),
+            ));
+        }
+    }
+    s.push_str(
+        "\nmsgs/s: messages consumed per second by all subscribers (js-pull, js-push), or KV \
+         requests per second (kv-*). Latency: js-pull and js-push, the ack latency (every 100th \
+         ack is a double ack, timed from writing it to the server's answer); kv-*, every put or \
+         get's round trip. Peak RSS: the server's, from the examples/bench run (the fill \
+         included).\n",
     );
     s
 }
