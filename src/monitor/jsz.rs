@@ -183,13 +183,15 @@ pub fn jsz(shared: &Shared, js: Option<&JetStream>, q: &query::Query) -> Result<
             account_details: Vec::new(),
         });
     };
-    let (mut n_streams, mut messages, mut bytes) = (0, 0, 0);
+    let (mut n_streams, mut n_consumers, mut messages, mut bytes) = (0, 0, 0, 0);
     let mut details = Vec::new();
     for acc in js.accounts() {
         let list = acc.stream_list();
         n_streams += list.len();
         let mut stream_detail = Vec::new();
         for s in &list {
+            let consumer_count = s.consumers.read().len();
+            n_consumers += consumer_count;
             let st = s.lock();
             let state = st.store.state();
             messages += state.msgs;
@@ -211,7 +213,7 @@ pub fn jsz(shared: &Shared, js: Option<&JetStream>, q: &query::Query) -> Result<
                         last_ts: go_time(state.last_ts),
                         num_subjects: state.num_subjects,
                         num_deleted: state.num_deleted,
-                        consumer_count: 0,
+                        consumer_count: consumer_count as u64,
                     },
                 });
             }
@@ -244,7 +246,7 @@ pub fn jsz(shared: &Shared, js: Option<&JetStream>, q: &query::Query) -> Result<
         config: config_of(js),
         stats: stats_of(js),
         streams: n_streams,
-        consumers: 0,
+        consumers: n_consumers,
         messages,
         bytes,
         account_details: details,

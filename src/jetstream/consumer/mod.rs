@@ -444,10 +444,13 @@ impl Consumer {
             None => 0,
         };
         let now = Instant::now();
+        // Requests that expired or whose inbox lost its subscriber do not count (nats-server
+        // drops them when asked for info; the thread drops them at its next round).
         let num_waiting = st
             .waiting
             .iter()
             .filter(|w| w.expires.is_none_or(|t| t > now))
+            .filter(|w| !self.account.sublist.matches(&w.reply).is_empty())
             .count();
         ConsumerInfo {
             stream_name: self.stream_name.clone(),
