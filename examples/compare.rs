@@ -1060,6 +1060,38 @@ fn write_into_doc(doc: &Path, table: &str) {
     write_between(doc, table, "<!-- results:begin -->", "<!-- results:end -->");
 }
 
+/// Prints `table`; unless `--no-write`, writes `results` to `<out_dir>/<file>` and `table`
+/// into the doc between `<!-- <marker>:begin -->` and `<!-- <marker>:end -->`.
+fn write_results(
+    opts: &Options,
+    results: &Value,
+    table: &str,
+    file: &str,
+    marker: &str,
+    what: &str,
+) {
+    println!("{table}");
+    if !opts.write {
+        eprintln!("--no-write: {file} and the table in the doc left as they were");
+        return;
+    }
+    std::fs::create_dir_all(&opts.out_dir).unwrap_or_else(|e| die(&format!("{e}")));
+    let path = opts.out_dir.join(file);
+    std::fs::write(&path, serde_json::to_string_pretty(results).expect("json"))
+        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
+    write_between(
+        &opts.doc,
+        table,
+        &format!("<!-- {marker}:begin -->"),
+        &format!("<!-- {marker}:end -->"),
+    );
+    eprintln!(
+        "wrote {} and the {what} table in {}",
+        path.display(),
+        opts.doc.display()
+    );
+}
+
 /// Replaces the text between `BEGIN` and `END` in the doc (appending them if missing).
 #[allow(non_snake_case)]
 fn write_between(doc: &Path, table: &str, BEGIN: &str, END: &str) {
@@ -1336,25 +1368,13 @@ fn write_js_results(opts: &Options, runs: Vec<Value>) {
         "runs": runs,
     });
     let table = render_js(opts, &results);
-    println!("{table}");
-    if !opts.write {
-        eprintln!("--no-write: js-results.json and the table in the doc left as they were");
-        return;
-    }
-    std::fs::create_dir_all(&opts.out_dir).unwrap_or_else(|e| die(&format!("{e}")));
-    let path = opts.out_dir.join("js-results.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&results).expect("json"))
-        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
-    write_between(
-        &opts.doc,
+    write_results(
+        opts,
+        &results,
         &table,
-        "<!-- js-results:begin -->",
-        "<!-- js-results:end -->",
-    );
-    eprintln!(
-        "wrote {} and the JetStream table in {}",
-        path.display(),
-        opts.doc.display()
+        "js-results.json",
+        "js-results",
+        "JetStream",
     );
 }
 
@@ -1496,25 +1516,13 @@ fn write_consume_results(opts: &Options, runs: Vec<Value>) {
         "runs": runs,
     });
     let table = render_consume(opts, &results);
-    println!("{table}");
-    if !opts.write {
-        eprintln!("--no-write: consume-results.json and the table in the doc left as they were");
-        return;
-    }
-    std::fs::create_dir_all(&opts.out_dir).unwrap_or_else(|e| die(&format!("{e}")));
-    let path = opts.out_dir.join("consume-results.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&results).expect("json"))
-        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
-    write_between(
-        &opts.doc,
+    write_results(
+        opts,
+        &results,
         &table,
-        "<!-- consume-results:begin -->",
-        "<!-- consume-results:end -->",
-    );
-    eprintln!(
-        "wrote {} and the consumer table in {}",
-        path.display(),
-        opts.doc.display()
+        "consume-results.json",
+        "consume-results",
+        "consumer",
     );
 }
 

@@ -10,37 +10,15 @@ mod common;
 
 use async_nats::jetstream::consumer::{pull, push, AckPolicy, DeliverPolicy};
 use async_nats::jetstream::{self, kv, object_store, stream, AckKind};
-use common::ServerProcess;
+use common::{ServerProcess, StoreDir};
 use futures::StreamExt;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
-/// A fresh store directory under the system's temp dir (removed when dropped).
-struct StoreDir(std::path::PathBuf);
-
-impl StoreDir {
-    fn new(tag: &str) -> StoreDir {
-        let dir = std::env::temp_dir().join(format!(
-            "beaver-consumers-{tag}-{}-{}",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        StoreDir(dir)
-    }
-}
-
-impl Drop for StoreDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn start(store: &StoreDir) -> ServerProcess {
-    let dir = store.0.to_str().expect("utf-8 temp dir");
-    ServerProcess::beaver(&["-js", "-sd", dir])
+    ServerProcess::beaver(&["-js", "-sd", store.arg()])
 }
 
 async fn connect(server: &ServerProcess) -> (async_nats::Client, jetstream::Context) {

@@ -7,34 +7,9 @@
 mod common;
 
 use async_nats::jetstream::{self, stream};
-use common::{get_json, ServerProcess};
+use common::{get_json, ServerProcess, StoreDir};
 use futures::TryStreamExt;
 use std::time::Duration;
-
-/// A fresh store directory under the system's temp dir (removed when dropped).
-struct StoreDir(std::path::PathBuf);
-
-impl StoreDir {
-    fn new(tag: &str) -> StoreDir {
-        let dir = std::env::temp_dir().join(format!(
-            "beaver-js-{tag}-{}-{}",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        StoreDir(dir)
-    }
-
-    fn arg(&self) -> &str {
-        self.0.to_str().expect("utf-8 temp dir")
-    }
-}
-
-impl Drop for StoreDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn start(store: &StoreDir) -> ServerProcess {
     ServerProcess::beaver(&["-js", "-sd", store.arg()])

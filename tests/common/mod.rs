@@ -12,6 +12,33 @@ use std::time::{Duration, Instant};
 /// How long any single wait in a test may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(10);
 
+/// A fresh JetStream store directory under the system's temp dir (removed when dropped).
+pub struct StoreDir(pub std::path::PathBuf);
+
+impl StoreDir {
+    /// A new, not yet created, directory for test `tag`.
+    pub fn new(tag: &str) -> StoreDir {
+        let dir = std::env::temp_dir().join(format!(
+            "beaver-js-{tag}-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        StoreDir(dir)
+    }
+
+    /// The path, as an argument.
+    pub fn arg(&self) -> &str {
+        self.0.to_str().expect("utf-8 temp dir")
+    }
+}
+
+impl Drop for StoreDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A server process listening on 127.0.0.1; killed when dropped.
 pub struct ServerProcess {
     child: Child,
