@@ -293,8 +293,8 @@ pub struct InternalMsg<'a> {
     pub reply: Option<&'a [u8]>,
     /// The raw header block, empty for a plain `MSG`.
     pub headers: &'a [u8],
-    /// The body.
-    pub data: &'a [u8],
+    /// The body (shared, not copied, when there are no headers).
+    pub data: &'a Bytes,
 }
 
 /// Stages `m` for its subscribers in `outbox` (the caller flushes it) and delivers what
@@ -306,7 +306,7 @@ pub fn deliver_internal(
     m: &InternalMsg<'_>,
 ) -> bool {
     let payload = if m.headers.is_empty() {
-        Bytes::copy_from_slice(m.data)
+        m.data.clone()
     } else {
         let mut v = Vec::with_capacity(m.headers.len() + m.data.len());
         v.extend_from_slice(m.headers);

@@ -227,7 +227,7 @@ impl JsAccount {
                 subject: subject.as_bytes(),
                 reply: None,
                 headers: b"",
-                data: body,
+                data: &bytes::Bytes::copy_from_slice(body),
             },
         );
         outbox.flush(&shared.pool, None, 0);
