@@ -243,38 +243,19 @@ fn deliver_service_replies(
                 return;
             }
             budget -= 1;
-            let payload = if r.headers.is_empty() {
-                r.data.clone()
-            } else {
-                let mut v = Vec::with_capacity(r.headers.len() + r.data.len());
-                v.extend_from_slice(&r.headers);
-                v.extend_from_slice(&r.data);
-                Bytes::from(v)
-            };
-            let mut size = itoa::Buffer::new();
-            let size_token = size.format(payload.len()).as_bytes();
-            let mut hdr = itoa::Buffer::new();
-            let hdr_token = hdr.format(r.headers.len()).as_bytes();
-            let publish = Publish {
-                args: &r.subject,
-                subject: &r.subject,
-                reply: r.reply.as_deref(),
-                headers: (!r.headers.is_empty()).then_some((r.headers.len(), hdr_token)),
-                size_token,
-                payload: &payload,
-                payload_offset: 0,
-            };
-            let mut msg = Message::new(&publish, &payload, 0);
-            let ctx = DeliveryContext {
-                // No connection has cid 0: a service's answer goes to every subscriber.
-                publisher: 0,
-                echo: true,
-                trace: false,
-                origin: Origin::Client {
-                    account: &r.account.name,
+            stage_internal(
+                shared,
+                cache,
+                outbox,
+                &InternalMsg {
+                    account: &r.account,
+                    deliver: &r.subject,
+                    subject: &r.subject,
+                    reply: r.reply.as_deref(),
+                    headers: &r.headers,
+                    data: &r.data,
                 },
-            };
-            deliver_one(shared, &r.account.sublist, cache, outbox, &mut msg, &ctx);
+            );
         }
     }
 }
@@ -300,6 +281,22 @@ pub struct InternalMsg<'a> {
 /// Stages `m` for its subscribers in `outbox` (the caller flushes it) and delivers what
 /// services answer to it. Returns whether anyone got it.
 pub fn deliver_internal(
+    shared: &Shared,
+    cache: &mut MatchCache<Subscription>,
+    outbox: &mut Outbox,
+    m: &InternalMsg<'_>,
+) -> bool {
+    let delivered = stage_internal(shared, cache, outbox, m);
+    if !outbox.service_replies.is_empty() {
+        deliver_service_replies(shared, cache, outbox);
+    }
+    delivered
+}
+
+/// [`deliver_internal`] without the services' answers (a service's own answers are
+/// delivered this way too, by `deliver_service_replies`). No connection has cid 0: the
+/// message goes to every subscriber.
+fn stage_internal(
     shared: &Shared,
     cache: &mut MatchCache<Subscription>,
     outbox: &mut Outbox,
@@ -338,11 +335,7 @@ pub fn deliver_internal(
             account: &m.account.name,
         },
     };
-    let delivered = deliver_one(shared, &m.account.sublist, cache, outbox, &mut msg, &ctx);
-    if !outbox.service_replies.is_empty() {
-        deliver_service_replies(shared, cache, outbox);
-    }
-    delivered
+    deliver_one(shared, &m.account.sublist, cache, outbox, &mut msg, &ctx)
 }
 
 /// [`deliver_message`] without the services' answers.

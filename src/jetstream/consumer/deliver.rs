@@ -303,6 +303,9 @@ impl ConsumerState {
             // then kept by subtraction.
             let mut npc: Option<u64> = None;
             let mut bytes = 0;
+            // A push consumer's deliver subject, made once per round (a reference count per
+            // delivery, not an allocation).
+            let push_to = push.then(|| Bytes::from(self.config.deliver_subject.clone()));
             let interest_or_wq = sst.config.retention != super::super::config::Retention::Limits;
             while send.len() < BATCH_MSGS && bytes < BATCH_BYTES {
                 if push {
@@ -342,8 +345,8 @@ impl ConsumerState {
                     (m.headers.clone(), m.data.clone())
                 };
                 let size = (m.subject.len() + reply.len() + headers.len() + data.len()) as i64;
-                let target = if push {
-                    Bytes::from(self.config.deliver_subject.clone())
+                let target = if let Some(to) = &push_to {
+                    to.clone()
                 } else {
                     match self.next_waiting(size, &mut send) {
                         Some(reply) => reply,
