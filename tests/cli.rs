@@ -41,13 +41,14 @@ impl Output {
 /// Runs `beaver args...` to completion (stdin closed), failing the test if it is still
 /// running after [`WAIT`].
 fn run(args: &[&str]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn beaver");
+    let mut child = common::spawn(
+        Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .expect("spawn beaver");
     let drain = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut s = String::new();
@@ -117,13 +118,14 @@ struct Spawned {
 impl Spawned {
     /// Starts `beaver args...` without waiting for anything.
     fn spawn(args: &[&str]) -> Spawned {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn beaver");
+        let mut child = common::spawn(
+            Command::new(BIN)
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
+        .expect("spawn beaver");
         let stderr = child.stderr.take().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = log.clone();

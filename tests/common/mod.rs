@@ -12,6 +12,30 @@ use std::time::{Duration, Instant};
 /// How long any single wait in a test may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(10);
 
+/// Spawns `cmd`, trying again (three times in all, 100 ms apart) when the system fails for
+/// a reason of its own: Wine's process creation now and then answers "Internal error"
+/// (1359), which is not the program's doing. A missing program or a refusal is not retried.
+pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Ok(c) => return Ok(c),
+            Err(e)
+                if tries < 2
+                    && !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+                    ) =>
+            {
+                tries += 1;
+                eprintln!("spawn failed ({e}); trying again");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A fresh JetStream store directory under the system's temp dir (removed when dropped).
 pub struct StoreDir(pub std::path::PathBuf);
 
@@ -86,13 +110,14 @@ impl ServerProcess {
     /// Starts `program args...`, capturing stderr, and waits for the
     /// "Listening for client connections on HOST:PORT" line both servers print.
     pub fn start(program: &str, args: &[&str], name: &'static str) -> Option<ServerProcess> {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .ok()?;
+        let mut child = spawn(
+            Command::new(program)
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
+        .ok()?;
         let stderr = child.stderr.take()?;
         let log = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = std::sync::mpsc::channel::<u16>();
