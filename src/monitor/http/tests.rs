@@ -520,6 +520,11 @@ fn slow_heads_idle_connections_and_non_readers_are_cut() {
     let mut c = connect(&s);
     c.write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
+    // The first byte of the answer proves the connection holds its slot: without it
+    // the wait below could see zero before the server had even accepted it.
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut first = [0u8; 1];
+    assert_eq!(c.read(&mut first).unwrap(), 1, "the answer starts");
     let deadline = Instant::now() + Duration::from_secs(10);
     while s.connections() > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
