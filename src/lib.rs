@@ -43,6 +43,7 @@ pub mod client;
 pub mod close;
 pub mod config;
 pub mod delivery;
+pub mod httpdate;
 pub mod jetstream;
 pub mod limits;
 pub mod listen;
@@ -61,6 +62,7 @@ pub mod socket;
 pub mod store;
 pub mod subjects;
 mod sync;
+pub mod websocket;
 pub mod writer;
 
 pub use config::Config;

@@ -52,6 +52,8 @@ pub struct Server {
     acceptor: AcceptLoop,
     /// The route listener thread, when clustering.
     route_acceptor: Option<AcceptLoop>,
+    /// The WebSocket listener thread and its bound address, when `websocket` is set.
+    ws_acceptor: Option<(AcceptLoop, SocketAddr)>,
     writers: Option<WriterPool>,
     monitor: Option<Monitor>,
     /// JetStream, when enabled.
@@ -141,6 +143,30 @@ impl Server {
             }
             None => None,
         };
+        // WebSocket: bound before anything starts, like the other ports.
+        let ws_listener = match &config.websocket {
+            Some(ws) => {
+                let tls = match &ws.tls {
+                    Some(t) => Some(
+                        crate::auth::tls::server_config(t)
+                            .map_err(|e| StartError::Tls(format!("websocket: {e}")))?,
+                    ),
+                    None => None,
+                };
+                let origins = crate::websocket::Origins::new(ws.same_origin, &ws.allowed_origins)
+                    .map_err(|e| {
+                    StartError::Listen(io::Error::other(format!("websocket: {e}")))
+                })?;
+                let l = crate::listen::bind(&ws.host, ws.bind_port())?;
+                let context = Arc::new(crate::session::WebSocketListener {
+                    tls,
+                    origins,
+                    handshake_timeout: ws.effective_handshake_timeout(),
+                });
+                Some((l, context, ws.host.clone()))
+            }
+            None => None,
+        };
         let monitor_listener = if config.monitoring() {
             Some(Monitor::bind(&config).map_err(StartError::Monitor)?)
         } else {
@@ -225,11 +251,31 @@ impl Server {
             }
             _ => None,
         };
+        let ws_acceptor = match ws_listener {
+            Some((l, context, host)) => {
+                let addr = l.local_addr()?;
+                let scheme = if context.tls.is_some() { "wss" } else { "ws" };
+                log::info!(
+                    "Listening for websocket clients on {scheme}://{}",
+                    crate::listen::join_host_port(&host, addr.port())
+                );
+                if context.tls.is_none() {
+                    log::warn!("Websocket not configured with TLS. DO NOT USE IN PRODUCTION!");
+                }
+                let start: acceptor::Start = Box::new(move |shared, stream, peer| {
+                    crate::session::spawn_websocket(shared, &context, stream, peer)
+                });
+                let a = acceptor::spawn_with("beaver-ws-acceptor", shared.clone(), l, start)?;
+                Some((a, addr))
+            }
+            None => None,
+        };
         let mut server = Server {
             shared,
             routes,
             acceptor,
             route_acceptor,
+            ws_acceptor,
             writers: Some(writers),
             monitor: None,
             jetstream,
@@ -260,6 +306,11 @@ impl Server {
         &self.shared
     }
 
+    /// The bound WebSocket listen address, when `websocket` is set.
+    pub fn websocket_addr(&self) -> Option<SocketAddr> {
+        self.ws_acceptor.as_ref().map(|(_, addr)| *addr)
+    }
+
     /// The bound route listen address, when clustering.
     pub fn cluster_addr(&self) -> Option<SocketAddr> {
         self.routes.as_ref().map(|r| r.listen_addr)
@@ -285,6 +336,9 @@ impl Server {
     /// [`AcceptLoop::stop`]).
     fn stop_accepting(&mut self) {
         self.acceptor.stop();
+        if let Some((a, _)) = self.ws_acceptor.as_mut() {
+            a.stop();
+        }
     }
 
     /// Lame-duck mode (SIGUSR2), as nats-server's `lameDuckMode`: stop accepting clients,

@@ -11,7 +11,10 @@ impl Connection {
     /// handshake runs here too; after it, every byte to the client goes through its writer.
     pub(super) fn greet(&mut self) -> Result<(), Closing> {
         let info = self.shared.info_line(&self.client);
-        if self.client.is_tls() {
+        if self.is_websocket() {
+            // TLS (wss) and the upgrade first; INFO then goes out framed, as below.
+            self.websocket_handshake()?;
+        } else if self.client.is_tls() {
             if let Err(e) = self
                 .socket
                 .write_all_until(&info, self.handshake_deadline())

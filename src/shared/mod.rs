@@ -304,9 +304,12 @@ impl Shared {
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
             cluster: self.cluster.as_ref().map(|c| c.name()),
+            // The cluster's client URLs are TCP ones: a WebSocket client gets none (beaver
+            // does not gossip WebSocket URLs yet).
             connect_urls: self
                 .cluster
                 .as_ref()
+                .filter(|_| !client.is_websocket())
                 .map(|c| c.connect_urls(ldm))
                 .unwrap_or_default(),
             ldm,

@@ -13,6 +13,7 @@ pub(super) mod cluster;
 pub(crate) mod jetstream;
 pub(super) mod tls;
 mod values;
+pub(super) mod websocket;
 
 pub(super) use values::plain_words;
 
@@ -192,6 +193,10 @@ fn read<'de, A: MapAccess<'de>>(m: &mut A, opt: &'static Opt) -> Result<Given, A
         Value::Block(Block::Tls) => {
             let v: Spanned<tls::FileTls> = m.next_value()?;
             Given::new(Some(v.span()), move |cx| tls::apply_tls(cx, v))
+        }
+        Value::Block(Block::WebSocket) => {
+            let v: Spanned<websocket::FileWebSocket> = m.next_value()?;
+            Given::new(Some(v.span()), move |cx| websocket::apply_websocket(cx, v))
         }
         Value::Block(Block::Cluster) => {
             let v: Spanned<cluster::FileCluster> = m.next_value()?;
