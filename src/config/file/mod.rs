@@ -371,7 +371,7 @@ mod tests {
              `ping_interval`, `ping_max`, `write_deadline`, `writers`, `debug`, `trace`, \
              `logtime`, `log_file`, `logfile`, `authorization`, `no_auth_user`, `accounts`, \
              `tls`, `pid_file`, `pidfile`, `ports_file_dir`, `lame_duck_duration`, \
-             `lame_duck_grace_period`, `cluster`, `store_dir`, `storedir`, `jetstream`"
+             `lame_duck_grace_period`, `cluster`, `store_dir`, `storedir`, `jetstream`, `websocket`, `ws`"
         );
         // Two spellings of one option.
         let e = Config::from_toml("http_port = 1\nmonitor_port = 2\n").unwrap_err();
