@@ -524,6 +524,13 @@ fn monitoring_shows_websocket_clients() {
     assert_eq!(connz["connections"][0]["type"], "websocket", "{connz}");
     assert_eq!(connz["connections"][0]["kind"], "Client");
     assert!(server.wait_for_log(" - wid:"), "{:?}", server.log_lines());
+    // nats-server's `WebsocketOptsVarz`, empty fields left out.
+    let varz = common::get_json(server.monitor_port(), "/varz");
+    assert_eq!(
+        varz["websocket"],
+        serde_json::json!({"host": "127.0.0.1", "port": port, "no_tls": true}),
+        "{varz}"
+    );
 }
 
 /// Without `no_tls` or `tls`, start-up fails with nats-server's words.

@@ -225,6 +225,10 @@ impl Server {
                 write_deadline,
                 server_id,
                 local_addr,
+                websocket_addr: match &ws_listener {
+                    Some((l, _, _)) => Some(l.local_addr()?),
+                    None => None,
+                },
                 cluster,
             },
         ));

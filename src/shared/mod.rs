@@ -84,6 +84,8 @@ pub struct Shared {
     pub server_name: String,
     /// The address clients connect to.
     pub local_addr: SocketAddr,
+    /// The bound WebSocket address, when `websocket` is set.
+    pub websocket_addr: Option<SocketAddr>,
     /// When the server started (wall clock: `/varz` `start`).
     pub start: SystemTime,
     /// The same moment on the monotonic clock (uptime).
@@ -113,6 +115,8 @@ pub struct Parts {
     pub server_id: String,
     /// The bound client address.
     pub local_addr: SocketAddr,
+    /// The bound WebSocket address, when `websocket` is set.
+    pub websocket_addr: Option<SocketAddr>,
     /// The cluster, if any.
     pub cluster: Option<Arc<dyn Cluster>>,
 }
@@ -133,6 +137,7 @@ impl Shared {
             doorbell: parts.doorbell,
             stall: parts.stall,
             local_addr: parts.local_addr,
+            websocket_addr: parts.websocket_addr,
             start,
             start_instant: Instant::now(),
             shutting_down: AtomicBool::new(false),
