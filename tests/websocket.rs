@@ -551,3 +551,111 @@ fn websocket_without_tls_is_refused() {
         "{err}"
     );
 }
+
+/// A server started with `conf` (a nats-server configuration file's text) and a `ws://`
+/// listener on a random port written into it.
+fn start_with(server: &str, tag: &str, conf: &str) -> Option<ServerProcess> {
+    let dir = std::env::temp_dir().join(format!("beaver-ws-{}-{tag}-{server}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ws.conf");
+    std::fs::write(&path, conf).unwrap();
+    let path = path.to_str().unwrap();
+    match server {
+        "beaver" => Some(ServerProcess::beaver(&["-c", path])),
+        _ => ServerProcess::nats_server(&["-c", path]),
+    }
+}
+
+/// The answer to `connect` (a CONNECT line) then `PING`, as a WebSocket client.
+fn ws_login(port: u16, connect: &str) -> Answer {
+    let mut s = upgraded(port);
+    s.write_all(&binary(format!("{connect}\r\nPING\r\n").as_bytes()))
+        .unwrap();
+    normalize(read_items(&mut s, Vec::new(), b"PONG\r\n"))
+}
+
+/// The answer to `connect` then `PING` on the client port (plain TCP).
+fn tcp_login(port: u16, connect: &str) -> Vec<u8> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    s.write_all(format!("{connect}\r\nPING\r\n").as_bytes())
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+        if got.ends_with(b"PONG\r\n") {
+            break;
+        }
+    }
+    // Without INFO, which differs between servers.
+    let at = got
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .map_or(0, |p| p + 2);
+    got.split_off(at)
+}
+
+/// The `websocket` block's own credentials, as nats-server's "auth override": its
+/// `authorization` replaces the server's for WebSocket clients, and its `no_auth_user` logs
+/// in a WebSocket client without credentials as one of the server's users.
+#[test]
+fn websocket_credentials_as_nats_server() {
+    let violation = |status: u16| {
+        let mut close = status.to_be_bytes().to_vec();
+        close.extend_from_slice(b"Authentication Failure");
+        (
+            b"-ERR 'Authorization Violation'\r\n".to_vec(),
+            vec![(0x08, close)],
+            true,
+        )
+    };
+    let pong = (b"PONG\r\n".to_vec(), Vec::new(), false);
+    let override_conf = "websocket { listen: \"127.0.0.1:-1\", no_tls: true, \
+                         authorization { user: wsu, password: wsp } }\n";
+    let users_conf =
+        "authorization { users: [ {user: alice, password: a}, {user: bob, password: b} ] }\n\
+                      websocket { listen: \"127.0.0.1:-1\", no_tls: true, no_auth_user: bob }\n";
+    for name in ["beaver", "nats-server"] {
+        let Some(server) = start_with(name, "override", override_conf) else {
+            continue;
+        };
+        let ws = server.websocket_port().unwrap();
+        assert_eq!(
+            ws_login(ws, r#"CONNECT {"verbose":false}"#),
+            violation(1008),
+            "{name}: no credentials over WebSocket"
+        );
+        assert_eq!(
+            ws_login(ws, r#"CONNECT {"verbose":false,"user":"wsu","pass":"wsp"}"#),
+            pong,
+            "{name}: the block's user"
+        );
+        // TCP clients are not concerned: no authorization there.
+        assert_eq!(
+            tcp_login(server.port, r#"CONNECT {"verbose":false}"#),
+            b"PONG\r\n"
+        );
+
+        let server = start_with(name, "users", users_conf).unwrap();
+        let ws = server.websocket_port().unwrap();
+        assert_eq!(
+            ws_login(ws, r#"CONNECT {"verbose":false}"#),
+            pong,
+            "{name}: in as the block's no_auth_user"
+        );
+        assert_eq!(
+            ws_login(ws, r#"CONNECT {"verbose":false,"user":"alice","pass":"x"}"#),
+            violation(1008),
+            "{name}: a wrong password"
+        );
+        assert_eq!(
+            tcp_login(server.port, r#"CONNECT {"verbose":false}"#),
+            b"-ERR 'Authorization Violation'\r\n",
+            "{name}: no no_auth_user over TCP"
+        );
+    }
+}

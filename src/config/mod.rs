@@ -36,7 +36,7 @@ pub use auth::{
     DEFAULT_AUTH_TIMEOUT, DEFAULT_TLS_TIMEOUT,
 };
 pub use cli::Cli;
-pub use websocket::{WebSocket, DEFAULT_HANDSHAKE_TIMEOUT};
+pub use websocket::{WebSocket, WebSocketAuth, DEFAULT_HANDSHAKE_TIMEOUT};
 
 use std::path::PathBuf;
 use std::time::Duration;

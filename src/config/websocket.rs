@@ -30,6 +30,26 @@ pub struct WebSocket {
     /// `compression`: accepted, but beaver does not compress yet: clients are answered
     /// without `permessage-deflate` (logged at start).
     pub compression: bool,
+    /// `authorization { user, password, token, timeout }`: the credentials WebSocket
+    /// clients use instead of the server's (nats-server's "auth override"); only without
+    /// `users`.
+    pub authorization: Option<WebSocketAuth>,
+    /// `no_auth_user`: the user of the server's `users` a WebSocket client without
+    /// credentials logs in as (instead of the top-level `no_auth_user`).
+    pub no_auth_user: Option<String>,
+}
+
+/// `websocket { authorization { user, password, token, timeout } }`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WebSocketAuth {
+    /// The single user's name.
+    pub user: Option<String>,
+    /// Its password: plain text or a bcrypt hash.
+    pub password: Option<String>,
+    /// The token clients send as `auth_token`.
+    pub token: Option<String>,
+    /// How long a WebSocket client has to send a valid `CONNECT`; zero: the server's.
+    pub timeout: Duration,
 }
 
 /// The handshake limit when `handshake_timeout` is not set.
@@ -59,12 +79,58 @@ impl WebSocket {
         u16::try_from(self.port).unwrap_or(0)
     }
 
-    /// nats-server's rules for the block (`validateWebsocketOptions`), with its words.
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    /// Whether the block has credentials of its own (nats-server's `authOverride`): then
+    /// WebSocket clients authenticate with them (and `no_auth_user`) instead of the
+    /// server's.
+    pub fn auth_override(&self) -> bool {
+        self.no_auth_user.is_some()
+            || self
+                .authorization
+                .as_ref()
+                .is_some_and(|a| a.user.is_some() || a.token.is_some())
+    }
+
+    /// nats-server's rules for the block alone (`validateWebsocketOptions`), with its
+    /// words.
+    pub(crate) fn check_block(&self) -> Result<(), String> {
         if self.tls.is_none() && !self.no_tls {
             return Err("websocket requires TLS configuration".into());
         }
         crate::websocket::Origins::new(self.same_origin, &self.allowed_origins)?;
+        Ok(())
+    }
+
+    /// nats-server's rules between the block's credentials and the server's users, with its
+    /// words: `has_users` says the server has `users` (in `authorization` or in accounts),
+    /// `is_user` whether a name is one of them.
+    pub(crate) fn check_auth(
+        &self,
+        has_users: bool,
+        is_user: &dyn Fn(&str) -> bool,
+    ) -> Result<(), String> {
+        if let Some(name) = &self.no_auth_user {
+            if !is_user(name) {
+                return Err(format!(
+                    "no_auth_user: {name:?} not present as user in authorization block or \
+                     account configuration"
+                ));
+            }
+        }
+        if let Some(a) = &self.authorization {
+            if has_users && a.user.is_some() {
+                return Err(
+                    "websocket authentication username not compatible with presence of \
+                     users/nkeys"
+                        .into(),
+                );
+            }
+            if has_users && a.token.is_some() {
+                return Err(
+                    "websocket authentication token not compatible with presence of users/nkeys"
+                        .into(),
+                );
+            }
+        }
         Ok(())
     }
 }

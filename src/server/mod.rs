@@ -38,6 +38,50 @@ use std::time::{Duration, Instant};
 
 pub use crate::shared::VERSION;
 
+/// The authentication of a WebSocket listener with credentials of its own (nats-server's
+/// "auth override"): with the server's `users`, its `no_auth_user` replaces the server's;
+/// without, its `user`/`password` or `token` replace the server's `authorization`. Its
+/// `timeout`, when set, replaces the server's authentication timeout.
+fn websocket_authenticator(
+    config: &Config,
+    ws: &crate::config::WebSocket,
+    accounts: &Accounts,
+) -> crate::client::Authenticator {
+    let mut c = config.clone();
+    let server_timeout = c
+        .authorization
+        .as_ref()
+        .map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| {
+            a.effective_timeout()
+        });
+    let timeout = match ws.authorization.as_ref().map(|a| a.timeout) {
+        Some(t) if !t.is_zero() => t,
+        _ => server_timeout,
+    };
+    let has_users = c
+        .authorization
+        .as_ref()
+        .is_some_and(|a| !a.users.is_empty())
+        || c.accounts.iter().any(|a| !a.users.is_empty());
+    if has_users {
+        c.no_auth_user = ws.no_auth_user.clone();
+        if let Some(a) = c.authorization.as_mut() {
+            a.timeout = timeout;
+        }
+    } else {
+        let a = ws.authorization.clone().unwrap_or_default();
+        c.authorization = Some(crate::config::Authorization {
+            user: a.user,
+            password: a.password,
+            token: a.token,
+            users: Vec::new(),
+            timeout,
+        });
+        c.no_auth_user = None;
+    }
+    crate::client::Authenticator::new(&c, accounts)
+}
+
 /// How long shutdown waits for queued output to be written before cutting connections.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -162,6 +206,9 @@ impl Server {
                     tls,
                     origins,
                     handshake_timeout: ws.effective_handshake_timeout(),
+                    auth: ws
+                        .auth_override()
+                        .then(|| websocket_authenticator(&config, ws, &accounts)),
                 });
                 Some((l, context, ws.host.clone()))
             }

@@ -130,6 +130,9 @@ fn start(
     let conn = match Connection::new(shared.clone(), client.clone(), socket, admission) {
         Ok(mut conn) => {
             conn.ws = ws;
+            // A WebSocket listener may have credentials of its own.
+            conn.awaiting_auth = conn.auth().required();
+            conn.auth_deadline = Instant::now() + conn.auth().timeout();
             conn
         }
         Err(e) => {
@@ -374,9 +377,9 @@ impl Connection {
             if self.awaiting_auth && pos < chunk.len() && !matches!(chunk[pos], b'C' | b'c') {
                 // Anything but CONNECT first (nats-server looks at the first byte): in as the
                 // `no_auth_user` if there is one, otherwise refused.
-                let login = match self.shared.auth.no_auth_login() {
+                let login = match self.auth().no_auth_login() {
                     Some(login) => self.login(login),
-                    None => Err(self.auth_violation(&self.shared.auth.error_message(""))),
+                    None => Err(self.auth_violation(&self.auth().error_message(""))),
                 };
                 if let Err(c) = login {
                     break Err(c);

@@ -15,6 +15,9 @@ pub struct WebSocketListener {
     pub origins: Origins,
     /// The longest the TLS handshake and the upgrade request may take together.
     pub handshake_timeout: Duration,
+    /// The block's own credentials (`authorization`, `no_auth_user`), when it has some:
+    /// its clients authenticate with these instead of the server's.
+    pub auth: Option<crate::client::Authenticator>,
 }
 
 /// The reader's WebSocket state.
@@ -46,6 +49,15 @@ pub(crate) fn spawn_websocket(
 }
 
 impl Connection {
+    /// The authentication this client goes through: its WebSocket listener's own, or the
+    /// server's.
+    pub(super) fn auth(&self) -> &crate::client::Authenticator {
+        self.ws
+            .as_ref()
+            .and_then(|w| w.listener.auth.as_ref())
+            .unwrap_or(&self.shared.auth)
+    }
+
     /// Whether this is a WebSocket client.
     pub(super) fn is_websocket(&self) -> bool {
         self.ws.is_some()
@@ -119,7 +131,7 @@ impl Connection {
         if let Some(ws) = self.ws.as_mut() {
             ws.decoder = Some(Decoder::with_masking(!upgrade.no_masking));
         }
-        self.auth_deadline = Instant::now() + self.shared.auth.timeout();
+        self.auth_deadline = Instant::now() + self.auth().timeout();
         self.wake_for_ping_timer();
         Ok(())
     }

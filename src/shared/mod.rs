@@ -291,6 +291,12 @@ impl Shared {
 
     /// The `INFO` line for `client`, with `"ldm": true` when `ldm` (lame-duck mode).
     pub fn info_line_with(&self, client: &Client, ldm: bool) -> Vec<u8> {
+        self.info_line_auth(client, ldm, self.auth.required())
+    }
+
+    /// The `INFO` line for `client` with `auth_required` as given (a WebSocket listener's
+    /// own credentials decide it for its clients).
+    pub fn info_line_auth(&self, client: &Client, ldm: bool, auth_required: bool) -> Vec<u8> {
         let config = self.config();
         ServerInfo {
             server_id: self.server_id.clone(),
@@ -301,7 +307,7 @@ impl Shared {
             host: config.host.clone(),
             port: self.local_addr.port(),
             headers: true,
-            auth_required: self.auth.required(),
+            auth_required,
             tls_required: self.tls.is_some(),
             tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
             max_payload: config.max_payload,

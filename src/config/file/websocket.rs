@@ -31,13 +31,23 @@ pub(crate) struct FileWebSocket {
     handshake_timeout: Option<Spanned<Seconds>>,
     #[serde(alias = "compress")]
     compression: Option<bool>,
-    /// Not yet: refused (see [`apply_websocket`]).
     #[serde(alias = "authentication")]
-    authorization: Option<Spanned<toml::Value>>,
-    /// Not yet: refused.
-    no_auth_user: Option<Spanned<String>>,
+    authorization: Option<FileWebSocketAuth>,
+    no_auth_user: Option<String>,
     /// Not yet: refused.
     jwt_cookie: Option<Spanned<String>>,
+}
+
+/// `websocket.authorization`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileWebSocketAuth {
+    #[serde(alias = "username")]
+    user: Option<String>,
+    #[serde(alias = "pass")]
+    password: Option<String>,
+    token: Option<String>,
+    timeout: Option<Spanned<Seconds>>,
 }
 
 /// Applies the `websocket` block: `listen` overrides `host` and `port`; TLS or `no_tls` is
@@ -50,19 +60,13 @@ pub(super) fn apply_websocket(
     let w = block.into_inner();
     // Settings that would change who may connect: refused rather than ignored, so that a
     // file never runs with less protection (or other logins) than it asks for.
-    let not_yet = [
-        ("websocket.authorization", w.authorization.map(|v| v.span())),
-        ("websocket.no_auth_user", w.no_auth_user.map(|v| v.span())),
-        ("websocket.jwt_cookie", w.jwt_cookie.map(|v| v.span())),
-    ];
+    let not_yet = [("websocket.jwt_cookie", w.jwt_cookie.map(|v| v.span()))];
     for (key, at) in not_yet {
         if let Some(at) = at {
             return Err(cx.err(
                 key,
                 at,
-                "not supported by beaver yet (WebSocket clients use the server's \
-                 authorization)"
-                    .into(),
+                "not supported by beaver yet (JWT authentication)".into(),
             ));
         }
     }
@@ -98,6 +102,19 @@ pub(super) fn apply_websocket(
         ws.handshake_timeout = cx.duration("websocket.handshake_timeout", v)?.0;
     }
     ws.compression = w.compression.unwrap_or(false);
+    ws.no_auth_user = w.no_auth_user;
+    if let Some(a) = w.authorization {
+        let mut auth = crate::config::WebSocketAuth {
+            user: a.user,
+            password: a.password,
+            token: a.token,
+            timeout: std::time::Duration::ZERO,
+        };
+        if let Some(v) = a.timeout {
+            auth.timeout = cx.duration("websocket.authorization.timeout", v)?.0;
+        }
+        ws.authorization = Some(auth);
+    }
     if ws.compression {
         cx.warnings.push(
             "websocket.compression: beaver does not compress WebSocket frames yet; clients \
@@ -106,8 +123,10 @@ pub(super) fn apply_websocket(
         );
     }
     // A port of 0 is nats-server's "no websocket listener".
+    // A port of 0 is nats-server's "no websocket listener". The rules between the block's
+    // credentials and the users are checked once everything is read (`auth::validate`).
     if ws.port != 0 {
-        ws.validate().map_err(|m| cx.err("websocket", span, m))?;
+        ws.check_block().map_err(|m| cx.err("websocket", span, m))?;
         cx.config.websocket = Some(ws);
     }
     Ok(())

@@ -670,7 +670,7 @@ pub(crate) const OPTIONS: &[Opt] = &[
         reload: restart!("Websocket", "restart the server to change it", websocket),
         flags: &[],
         doc: "WebSocket clients: a block with `listen` (or `host`, `port`), `no_tls` or `tls`, \
-              `same_origin`, `allowed_origins`, `handshake_timeout`, `advertise`; see \
-              [WebSocket](#websocket)",
+              `same_origin`, `allowed_origins`, `handshake_timeout`, `advertise`, \
+              `authorization`, `no_auth_user`; see [WebSocket](#websocket)",
     },
 ];
