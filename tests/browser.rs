@@ -131,7 +131,8 @@ async fn a_web_page_talks_to_a_tcp_client_through_beaver() {
     let conf = dir.join("ws.conf");
     std::fs::write(
         &conf,
-        "websocket { host: 127.0.0.1, port: -1, no_tls: true }\n",
+        // Chromium offers permessage-deflate: compression on, both ways.
+        "websocket { host: 127.0.0.1, port: -1, no_tls: true, compression: true }\n",
     )
     .unwrap();
     let server = ServerProcess::beaver(&["-c", conf.to_str().unwrap()]);

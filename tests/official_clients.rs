@@ -265,12 +265,16 @@ fn nats_js_consumers() {
 }
 
 /// A beaver with a `ws://` listener on a random port: (the server, `ws://` URL, `nats://` URL).
-fn beaver_with_websocket(tag: &str) -> (ServerProcess, String, String) {
+/// With `compression`, clients that offer `permessage-deflate` (nats.ws on Node's `ws`
+/// does) get it.
+fn beaver_with_websocket(tag: &str, compression: bool) -> (ServerProcess, String, String) {
     let dir = scratch(&format!("ws-{tag}"));
     let conf = dir.join("ws.conf");
     std::fs::write(
         &conf,
-        "websocket { host: 127.0.0.1, port: -1, no_tls: true }\n",
+        format!(
+            "websocket {{ host: 127.0.0.1, port: -1, no_tls: true, compression: {compression} }}\n"
+        ),
     )
     .expect("write ws.conf");
     let server = ServerProcess::beaver(&["-c", conf.to_str().expect("utf-8 path")]);
@@ -297,7 +301,7 @@ fn nats_ws_websocket() {
         dir.join("websocket.mjs"),
     )
     .expect("copy websocket.mjs");
-    let (_server, ws, nats) = beaver_with_websocket("js");
+    let (_server, ws, nats) = beaver_with_websocket("js", true);
     let mut cmd = Command::new("node");
     cmd.current_dir(&dir).arg("websocket.mjs").arg(ws).arg(nats);
     run_smoke(cmd, "nats.ws WebSocket test");
@@ -311,7 +315,7 @@ fn nats_py_websocket() {
     if !works(&python, &["-c", "import nats, aiohttp"], None) {
         return unavailable("python3 with nats-py and aiohttp (pip install nats-py aiohttp)");
     }
-    let (_server, ws, nats) = beaver_with_websocket("py");
+    let (_server, ws, nats) = beaver_with_websocket("py", false);
     let mut cmd = Command::new(&python);
     cmd.arg(format!("{OFFICIAL}/websocket.py"))
         .arg(ws)

@@ -659,3 +659,132 @@ fn websocket_credentials_as_nats_server() {
         );
     }
 }
+
+/// Inflates a compressed message's payload (RFC 7692: the `00 00 ff ff` tail put back).
+fn inflate(payload: &[u8]) -> Vec<u8> {
+    let mut input = payload.to_vec();
+    input.extend_from_slice(&[0x00, 0x00, 0xff, 0xff]);
+    let mut d = flate2::Decompress::new(false);
+    let mut out = Vec::with_capacity(1 << 20);
+    d.decompress_vec(&input, &mut out, flate2::FlushDecompress::Sync)
+        .unwrap();
+    out
+}
+
+/// Reads frames until the inflated data ends with `until`: (data, whether any frame was
+/// compressed).
+fn read_compressed(s: &mut TcpStream, mut raw: Vec<u8>, until: &[u8]) -> (Vec<u8>, bool) {
+    let mut data = Vec::new();
+    let mut message = Vec::new();
+    let mut compressed_message = false;
+    let mut any_compressed = false;
+    let mut buf = [0u8; 65536];
+    while !data.ends_with(until) {
+        while raw.len() >= 2 {
+            let (b0, b1) = (raw[0], raw[1]);
+            let (len, at) = match b1 & 0x7f {
+                126 if raw.len() >= 4 => (u16::from_be_bytes([raw[2], raw[3]]) as usize, 4),
+                127 if raw.len() >= 10 => (
+                    u64::from_be_bytes(raw[2..10].try_into().unwrap()) as usize,
+                    10,
+                ),
+                126 | 127 => break,
+                n => (n as usize, 2),
+            };
+            if raw.len() < at + len {
+                break;
+            }
+            let payload: Vec<u8> = raw.drain(..at + len).skip(at).collect();
+            if b0 & 0x08 != 0 {
+                continue; // a control frame (the pong)
+            }
+            if b0 & 0x0f != 0 {
+                compressed_message = b0 & 0x40 != 0;
+                any_compressed |= compressed_message;
+            }
+            message.extend(payload);
+            if b0 & 0x80 != 0 {
+                if compressed_message {
+                    data.extend(inflate(&message));
+                } else {
+                    data.extend_from_slice(&message);
+                }
+                message.clear();
+            }
+        }
+        if data.ends_with(until) {
+            break;
+        }
+        let n = s.read(&mut buf).expect("more frames");
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&data));
+        raw.extend_from_slice(&buf[..n]);
+    }
+    (data, any_compressed)
+}
+
+/// `compression: true`: a client that offers `permessage-deflate` gets it, with
+/// nats-server's parameters; both directions are compressed (the server only above 64
+/// bytes), fragmented or not.
+#[test]
+fn compression_as_nats_server() {
+    let conf = "websocket { listen: \"127.0.0.1:-1\", no_tls: true, compression: true }\n";
+    for name in ["beaver", "nats-server"] {
+        let Some(server) = start_with(name, "deflate", conf) else {
+            continue;
+        };
+        let port = server.websocket_port().unwrap();
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(LIMIT)).unwrap();
+        s.write_all(
+            upgrade_request(
+                "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n",
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0);
+            raw.extend_from_slice(&buf[..n]);
+        }
+        let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        let head = String::from_utf8_lossy(&raw[..end]).to_string();
+        assert!(
+            head.contains(
+                "\r\nSec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; \
+                 client_no_context_takeover\r\n"
+            ),
+            "{name}: {head}"
+        );
+        raw.drain(..end);
+        // INFO (over 64 bytes: compressed).
+        let (info, compressed) = read_compressed(&mut s, raw, b"\r\n");
+        assert!(info.starts_with(b"INFO {"), "{name}");
+        assert!(compressed, "{name}: INFO is compressed");
+        // A compressed message from the client, in two fragments with a ping between.
+        let payload = 2000;
+        let mut text = [CONNECT, b"SUB big 1\r\n"].concat();
+        text.extend(format!("PUB big {payload}\r\n").as_bytes());
+        text.extend(vec![b'z'; payload]);
+        text.extend(b"\r\nPING\r\n");
+        let mut deflater = beaver::websocket::Deflater::new();
+        let mut deflated = Vec::new();
+        deflater.deflate([&text[..]].into_iter(), &mut deflated);
+        let (one, two) = deflated.split_at(deflated.len() / 2);
+        s.write_all(&frame(0x42, one, Some([1, 2, 3, 4]))).unwrap();
+        s.write_all(&frame(0x89, b"p", Some([4; 4]))).unwrap();
+        s.write_all(&frame(0x80, two, Some([5, 6, 7, 8]))).unwrap();
+        let (got, compressed) = read_compressed(&mut s, Vec::new(), b"PONG\r\n");
+        let mut want = format!("MSG big 1 {payload}\r\n").into_bytes();
+        want.extend(vec![b'z'; payload]);
+        want.extend(b"\r\nPONG\r\n");
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{name}"
+        );
+        assert!(compressed, "{name}: the message came back compressed");
+    }
+}

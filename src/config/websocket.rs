@@ -27,8 +27,8 @@ pub struct WebSocket {
     /// zero: the default 2 s (nats-server has no limit by default; beaver keeps one so
     /// that a connection that never finishes its request cannot hold a thread).
     pub handshake_timeout: Duration,
-    /// `compression`: accepted, but beaver does not compress yet: clients are answered
-    /// without `permessage-deflate` (logged at start).
+    /// `compression`: clients that offer `permessage-deflate` get it (RFC 7692, without
+    /// context takeover, as nats-server negotiates it).
     pub compression: bool,
     /// `authorization { user, password, token, timeout }`: the credentials WebSocket
     /// clients use instead of the server's (nats-server's "auth override"); only without

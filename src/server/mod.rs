@@ -206,6 +206,7 @@ impl Server {
                     tls,
                     origins,
                     handshake_timeout: ws.effective_handshake_timeout(),
+                    compression: ws.compression,
                     auth: ws
                         .auth_override()
                         .then(|| websocket_authenticator(&config, ws, &accounts)),
@@ -257,6 +258,7 @@ impl Server {
             ready_rx,
             pool.clone(),
             write_deadline.clone(),
+            config.websocket.as_ref().is_some_and(|w| w.compression),
         )?;
         let cluster: Option<Arc<dyn crate::shared::Cluster>> =
             routes.clone().map(|r| r as Arc<dyn crate::shared::Cluster>);

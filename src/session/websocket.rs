@@ -15,6 +15,8 @@ pub struct WebSocketListener {
     pub origins: Origins,
     /// The longest the TLS handshake and the upgrade request may take together.
     pub handshake_timeout: Duration,
+    /// `compression`: offer `permessage-deflate` to clients that ask for it.
+    pub compression: bool,
     /// The block's own credentials (`authorization`, `no_auth_user`), when it has some:
     /// its clients authenticate with these instead of the server's.
     pub auth: Option<crate::client::Authenticator>,
@@ -94,7 +96,7 @@ impl Connection {
                 }
             }
             let head = self.buf.take();
-            match handshake::parse(&head, &listener.origins, tls) {
+            match handshake::parse(&head, &listener.origins, tls, listener.compression) {
                 handshake::Head::Partial => self.buf.keep(head, 0),
                 handshake::Head::Complete { len, result } => {
                     if len < head.len() {
@@ -126,10 +128,16 @@ impl Connection {
             return Err(Closing::new(CloseReason::WriteError, None));
         }
         if let Some(framing) = &self.client.websocket {
-            framing.upgraded(upgrade.browser);
+            framing.upgraded(upgrade.browser, upgrade.compress);
         }
         if let Some(ws) = self.ws.as_mut() {
-            ws.decoder = Some(Decoder::with_masking(!upgrade.no_masking));
+            let mut decoder = Decoder::with_masking(!upgrade.no_masking);
+            if upgrade.compress {
+                // A compressed message may carry many operations, but no more than a client
+                // may have waiting for it: `max_pending`.
+                decoder = decoder.with_compression(self.shared.config().max_pending);
+            }
+            ws.decoder = Some(decoder);
         }
         self.auth_deadline = Instant::now() + self.auth().timeout();
         self.wake_for_ping_timer();
@@ -184,15 +192,9 @@ impl Connection {
         let Some(decoder) = ws.decoder.as_mut() else {
             return Ok(n);
         };
-        let decoded = {
-            let buf = self.buf.bytes_mut();
-            let end = buf.len();
-            let result = decoder.decode(&mut buf[before..end], &mut ws.controls);
-            buf.truncate(before + *result.as_ref().unwrap_or(&0));
-            result
-        };
+        let decoded = decoder.decode(self.buf.bytes_mut(), before, &mut ws.controls);
         let produced = match decoded {
-            Ok(p) => p,
+            Ok(()) => self.buf.len() - before,
             Err(e) => {
                 // A close frame saying why (1002), then the close (RFC 6455, 7.1.7).
                 // nats-server queues the same frame but closes the connection at once, so it
@@ -205,8 +207,11 @@ impl Connection {
                     .as_ref()
                     .is_some_and(|f| f.queue_close())
                 {
-                    let payload =
-                        websocket::close_payload(websocket::status::PROTOCOL_ERROR, &e.to_string());
+                    let status = match e {
+                        websocket::FrameError::TooBig => websocket::status::TOO_BIG,
+                        _ => websocket::status::PROTOCOL_ERROR,
+                    };
+                    let payload = websocket::close_payload(status, &e.to_string());
                     self.client.queue_verbatim(websocket::close(&payload));
                 }
                 self.client.close(CloseReason::ReadError);

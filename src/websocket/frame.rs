@@ -4,6 +4,7 @@
 //! 2.9.10 (`server/websocket.go`).
 
 use crate::close::CloseReason;
+use bytes::BytesMut;
 use std::io::Cursor;
 use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
 use tungstenite::protocol::frame::FrameHeader;
@@ -59,6 +60,10 @@ pub enum FrameError {
     Compressed,
     /// A header tungstenite refuses (a payload length over 2^63).
     BadHeader(String),
+    /// A compressed message that inflates past the limit (closed with 1009).
+    TooBig,
+    /// A compressed message that does not inflate.
+    BadCompression(String),
 }
 
 impl std::fmt::Display for FrameError {
@@ -80,6 +85,8 @@ impl std::fmt::Display for FrameError {
                 f.write_str("compressed frame but compression was not negotiated")
             }
             FrameError::BadHeader(e) => write!(f, "invalid frame header: {e}"),
+            FrameError::TooBig => f.write_str("compressed message too big"),
+            FrameError::BadCompression(e) => write!(f, "error decompressing message: {e}"),
         }
     }
 }
@@ -107,25 +114,30 @@ enum At {
 }
 
 /// Turns a client's frames into the NATS protocol bytes they carry, in place: the payload of
-/// each data frame is unmasked and moved to the front of the buffer, headers and control
+/// each data frame is unmasked and moved to the front of what was read, headers and control
 /// frames are taken out. Frames may be cut anywhere by reads; a message may be fragmented
 /// over several frames, with control frames between them (RFC 6455, 5.4). Nothing is
 /// buffered but a header being read (at most 14 bytes) and a control frame's payload (at
 /// most 125): a data frame of any size passes through, and the protocol parser applies its
-/// own limits to what it carries.
+/// own limits to what it carries. The exception is a compressed message
+/// (`permessage-deflate`, RFC 7692, when negotiated: [`Decoder::with_compression`]): it is
+/// collected whole, then inflated in its place, at most a limit of bytes.
 ///
 /// ```
 /// use beaver::websocket::{Decoder, ControlFrame};
+/// use bytes::BytesMut;
 /// // A masked binary frame carrying "PING\r\n" (mask 1,2,3,4), cut in two reads.
 /// let mask = [1u8, 2, 3, 4];
 /// let mut frame = vec![0x82, 0x80 | 6, 1, 2, 3, 4];
 /// frame.extend(b"PING\r\n".iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
 /// let mut d = Decoder::new();
 /// let mut controls = Vec::new();
-/// let (mut a, mut b) = (frame[..4].to_vec(), frame[4..].to_vec());
-/// assert_eq!(d.decode(&mut a, &mut controls), Ok(0));
-/// let n = d.decode(&mut b, &mut controls).unwrap();
-/// assert_eq!(&b[..n], b"PING\r\n");
+/// let mut buf = BytesMut::from(&frame[..4]);
+/// d.decode(&mut buf, 0, &mut controls).unwrap();
+/// assert!(buf.is_empty());
+/// buf.extend_from_slice(&frame[4..]);
+/// d.decode(&mut buf, 0, &mut controls).unwrap();
+/// assert_eq!(&buf[..], b"PING\r\n");
 /// assert!(controls.is_empty());
 /// ```
 #[derive(Debug)]
@@ -145,6 +157,12 @@ pub struct Decoder {
     closed: bool,
     /// Frames must be masked (clients must, unless they asked for `Nats-No-Masking`).
     mask_required: bool,
+    /// `permessage-deflate` was negotiated: the most bytes one message may inflate to.
+    inflate_limit: Option<usize>,
+    /// The open message is compressed: its payload so far (unmasked, still deflated).
+    compressed: Option<Vec<u8>>,
+    /// The current frame is the open message's last.
+    last_frame: bool,
 }
 
 impl Default for Decoder {
@@ -173,20 +191,33 @@ impl Decoder {
             control: Vec::new(),
             closed: false,
             mask_required,
+            inflate_limit: None,
+            compressed: None,
+            last_frame: false,
         }
     }
 
-    /// Decodes `buf` (bytes just read) in place. Returns how many protocol bytes are now at
-    /// the front of `buf`; control frames completed in it are appended to `controls`, in
+    /// Accepts compressed messages (`permessage-deflate` negotiated, without context
+    /// takeover), each inflating to at most `limit` bytes (more closes the connection with
+    /// [`FrameError::TooBig`]: a small message must not inflate into gigabytes).
+    pub fn with_compression(mut self, limit: usize) -> Decoder {
+        self.inflate_limit = Some(limit);
+        self
+    }
+
+    /// Decodes `buf[from..]` (bytes just read) in place: afterwards `buf[from..]` holds the
+    /// protocol bytes they carried (headers and control frames taken out, compressed
+    /// messages inflated). Control frames completed in it are appended to `controls`, in
     /// order. After a close frame the rest is ignored. An error means the connection must
     /// close (see [`FrameError`]).
     pub fn decode(
         &mut self,
-        buf: &mut [u8],
+        buf: &mut BytesMut,
+        from: usize,
         controls: &mut Vec<ControlFrame>,
-    ) -> Result<usize, FrameError> {
-        let mut read = 0;
-        let mut written = 0;
+    ) -> Result<(), FrameError> {
+        let mut read = from;
+        let mut written = from;
         while read < buf.len() && !self.closed {
             match self.at {
                 At::Header { need } => {
@@ -211,20 +242,38 @@ impl Decoder {
                         continue;
                     }
                     self.start_frame(controls)?;
+                    if self.at == (At::Header { need: 2 }) && self.message_done() {
+                        // An empty last frame of a compressed message.
+                        self.inflate_into(buf, &mut read, &mut written)?;
+                    }
                 }
                 At::Data => {
                     let n = usize::try_from(self.remaining)
                         .unwrap_or(usize::MAX)
                         .min(buf.len() - read);
-                    for i in 0..n {
-                        buf[written + i] = buf[read + i] ^ self.mask[(self.offset + i) % 4];
+                    if let Some(deflated) = self.compressed.as_mut() {
+                        let start = deflated.len();
+                        if start + n > self.inflate_limit.unwrap_or(0) {
+                            return Err(FrameError::TooBig);
+                        }
+                        deflated.extend_from_slice(&buf[read..read + n]);
+                        for (i, b) in deflated[start..].iter_mut().enumerate() {
+                            *b ^= self.mask[(self.offset + i) % 4];
+                        }
+                    } else {
+                        for i in 0..n {
+                            buf[written + i] = buf[read + i] ^ self.mask[(self.offset + i) % 4];
+                        }
+                        written += n;
                     }
                     self.offset = (self.offset + n) % 4;
                     read += n;
-                    written += n;
                     self.remaining -= n as u64;
                     if self.remaining == 0 {
                         self.next_header();
+                        if self.message_done() {
+                            self.inflate_into(buf, &mut read, &mut written)?;
+                        }
                     }
                 }
                 At::Control(kind) => {
@@ -243,7 +292,38 @@ impl Decoder {
                 }
             }
         }
-        Ok(written)
+        buf.truncate(written);
+        Ok(())
+    }
+
+    /// Whether a compressed message's last frame has just ended.
+    fn message_done(&self) -> bool {
+        self.compressed.is_some() && self.last_frame
+    }
+
+    /// Inflates the compressed message just completed into `buf` at `written`, before the
+    /// bytes not decoded yet (from `read` on), and moves both positions past it.
+    fn inflate_into(
+        &mut self,
+        buf: &mut BytesMut,
+        read: &mut usize,
+        written: &mut usize,
+    ) -> Result<(), FrameError> {
+        let Some(mut deflated) = self.compressed.take() else {
+            return Ok(());
+        };
+        self.last_frame = false;
+        // RFC 7692, 7.2.2: the sender removed the empty block's 4 last bytes.
+        deflated.extend_from_slice(&[0x00, 0x00, 0xff, 0xff]);
+        let limit = self.inflate_limit.unwrap_or(0);
+        let inflated = super::deflate::inflate(&deflated, limit)?;
+        let tail = buf.split_off(*read);
+        buf.truncate(*written);
+        buf.extend_from_slice(&inflated);
+        *written += inflated.len();
+        *read = *written;
+        buf.extend_from_slice(&tail);
+        Ok(())
     }
 
     /// A whole header is in `header`: check it as nats-server does and move on.
@@ -287,7 +367,10 @@ impl Decoder {
                     return Err(FrameError::NewMessageBeforeFinal);
                 }
                 if head.rsv1 {
-                    return Err(FrameError::Compressed);
+                    if self.inflate_limit.is_none() {
+                        return Err(FrameError::Compressed);
+                    }
+                    self.compressed = Some(Vec::new());
                 }
             }
             OpCode::Data(Data::Continue) => {
@@ -300,6 +383,7 @@ impl Decoder {
             }
         }
         self.in_message = !head.is_final;
+        self.last_frame = head.is_final;
         if len == 0 {
             self.next_header();
         } else {
@@ -413,6 +497,40 @@ fn write_header(out: &mut Vec<u8>, opcode: OpCode, len: usize) {
     let _ = head.format(len as u64, out);
 }
 
+/// Writes `payload` as one compressed message (RSV1 on its first frame, RFC 7692, 6): one
+/// frame, or fragments of at most `max_frame` bytes (0: no limit), the first binary, the
+/// others continuations, the last final.
+pub fn write_compressed(out: &mut impl std::io::Write, payload: &[u8], max_frame: usize) {
+    let max = if max_frame == 0 {
+        usize::MAX
+    } else {
+        max_frame
+    };
+    let mut rest = payload;
+    let mut first = true;
+    loop {
+        let n = rest.len().min(max);
+        let head = FrameHeader {
+            is_final: n == rest.len(),
+            rsv1: first,
+            rsv2: false,
+            rsv3: false,
+            opcode: OpCode::Data(if first { Data::Binary } else { Data::Continue }),
+            mask: None,
+        };
+        let mut h = Vec::with_capacity(10);
+        // Writing into a Vec cannot fail; `out` is a Vec or a TLS session's unlimited buffer.
+        let _ = head.format(n as u64, &mut h);
+        let _ = out.write_all(&h);
+        let _ = out.write_all(&rest[..n]);
+        rest = &rest[n..];
+        first = false;
+        if rest.is_empty() {
+            return;
+        }
+    }
+}
+
 /// Frames the server's protocol bytes as binary frames of at most `max_frame` payload bytes
 /// each (0: no limit), writing headers and payload to `out` as they go. Used by the writer
 /// for a gather of batches: call [`Framer::segment`] for each piece in order, knowing the
@@ -483,19 +601,57 @@ mod tests {
         f
     }
 
-    /// Decodes `stream` cut into pieces of `chunk` bytes.
-    fn decode_in(stream: &[u8], chunk: usize) -> (Result<Vec<u8>, FrameError>, Vec<ControlFrame>) {
-        let mut d = Decoder::new();
-        let mut out = Vec::new();
+    /// Decodes `stream` cut into pieces of `chunk` bytes, each appended to a buffer that
+    /// holds what was decoded before (as the reader's read buffer does).
+    fn decode_with(
+        mut d: Decoder,
+        stream: &[u8],
+        chunk: usize,
+    ) -> (Result<Vec<u8>, FrameError>, Vec<ControlFrame>) {
+        let mut buf = BytesMut::from(&b"before:"[..]);
         let mut controls = Vec::new();
         for piece in stream.chunks(chunk) {
-            let mut piece = piece.to_vec();
-            match d.decode(&mut piece, &mut controls) {
-                Ok(n) => out.extend_from_slice(&piece[..n]),
-                Err(e) => return (Err(e), controls),
+            let from = buf.len();
+            buf.extend_from_slice(piece);
+            if let Err(e) = d.decode(&mut buf, from, &mut controls) {
+                return (Err(e), controls);
             }
         }
-        (Ok(out), controls)
+        assert!(buf.starts_with(b"before:"));
+        (Ok(buf[7..].to_vec()), controls)
+    }
+
+    fn decode_in(stream: &[u8], chunk: usize) -> (Result<Vec<u8>, FrameError>, Vec<ControlFrame>) {
+        decode_with(Decoder::new(), stream, chunk)
+    }
+
+    /// Compressed messages (RFC 7692), fragmented, between plain ones, cut anywhere.
+    #[test]
+    fn compressed_messages_inflate_in_place() {
+        let text = b"PUB a 5\r\nhello\r\n".repeat(200);
+        let mut d = crate::websocket::Deflater::new();
+        let mut deflated = Vec::new();
+        d.deflate([&text[..]].into_iter(), &mut deflated);
+        let (one, two) = deflated.split_at(deflated.len() / 2);
+        let mut stream = masked(0x82, b"PING\r\n", [1, 2, 3, 4]);
+        stream.extend(masked(0x42, one, [5, 6, 7, 8])); // first fragment, RSV1
+        stream.extend(masked(0x89, b"p", [1; 4])); // a ping between
+        stream.extend(masked(0x80, two, [9, 9, 9, 9])); // last fragment
+        stream.extend(masked(0x82, b"PONG\r\n", [3; 4]));
+        let mut want = b"PING\r\n".to_vec();
+        want.extend(&text);
+        want.extend(b"PONG\r\n");
+        for chunk in [1, 3, 64, stream.len()] {
+            let (out, controls) =
+                decode_with(Decoder::new().with_compression(1 << 20), &stream, chunk);
+            assert_eq!(out.unwrap(), want, "cut every {chunk}");
+            assert_eq!(controls, vec![ControlFrame::Ping(b"p".to_vec())]);
+        }
+        // Over the limit: refused, however small the message on the wire.
+        let (out, _) = decode_with(Decoder::new().with_compression(1000), &stream, 64);
+        assert_eq!(out, Err(FrameError::TooBig));
+        // Not negotiated: refused.
+        assert_eq!(decode_in(&stream, 64).0, Err(FrameError::Compressed));
     }
 
     #[test]

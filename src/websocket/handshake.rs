@@ -35,6 +35,8 @@ pub struct Upgrade {
     pub browser: bool,
     /// The client asked for `Nats-No-Masking: true` (its frames may be unmasked).
     pub no_masking: bool,
+    /// `permessage-deflate` is on: the server has `compression` and the client offered it.
+    pub compress: bool,
     /// The address in `X-Forwarded-For`, if it is one (nats-server shows it as the client's
     /// address).
     pub forwarded_for: Option<std::net::IpAddr>,
@@ -157,18 +159,21 @@ fn header<'a>(headers: &'a [httparse::Header<'_>], name: &str) -> Option<&'a str
 }
 
 /// Reads the request head at the start of `buf` and checks it as nats-server does; `tls`:
-/// it came over TLS (for the origin's default port).
+/// it came over TLS (for the origin's default port); `compression`: the server offers
+/// `permessage-deflate` to clients that ask for it.
 ///
 /// ```
 /// use beaver::websocket::{handshake::{parse, Head}, Origins};
 /// let req = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
 ///             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
-/// let Head::Complete { len, result } = parse(req, &Origins::default(), false) else { panic!() };
+/// let Head::Complete { len, result } = parse(req, &Origins::default(), false, false) else {
+///     panic!()
+/// };
 /// assert_eq!(len, req.len());
 /// // RFC 6455's example key and answer.
 /// assert_eq!(result.unwrap().accept, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
 /// ```
-pub fn parse(buf: &[u8], origins: &Origins, tls: bool) -> Head {
+pub fn parse(buf: &[u8], origins: &Origins, tls: bool, compression: bool) -> Head {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let len = match req.parse(buf) {
@@ -189,7 +194,7 @@ pub fn parse(buf: &[u8], origins: &Origins, tls: bool) -> Head {
     };
     Head::Complete {
         len,
-        result: check(&req, origins, tls),
+        result: check(&req, origins, tls, compression),
     }
 }
 
@@ -198,6 +203,7 @@ fn check(
     req: &httparse::Request<'_, '_>,
     origins: &Origins,
     tls: bool,
+    compression: bool,
 ) -> Result<Upgrade, Refusal> {
     let headers = &*req.headers;
     let host = header(headers, "Host").unwrap_or("");
@@ -239,18 +245,39 @@ fn check(
         accept: tungstenite::handshake::derive_accept_key(key.as_bytes()),
         browser: header(headers, "User-Agent").is_some_and(|ua| ua.starts_with("Mozilla/")),
         no_masking: header(headers, "Nats-No-Masking") == Some("true"),
+        // nats-server looks for the extension's name alone; the parameters it answers with
+        // (no context takeover either way) are ones every client must accept.
+        compress: compression && offers_deflate(headers),
         forwarded_for: header(headers, "X-Forwarded-For").and_then(|ip| ip.trim().parse().ok()),
     })
 }
 
-/// The `101 Switching Protocols` answer, byte for byte nats-server's. Compression is never
-/// offered (beaver does not have it yet), so no `Sec-WebSocket-Extensions`.
+/// Whether `Sec-WebSocket-Extensions` names `permessage-deflate`.
+fn offers_deflate(headers: &[httparse::Header<'_>]) -> bool {
+    headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("Sec-WebSocket-Extensions"))
+        .filter_map(|h| std::str::from_utf8(h.value).ok())
+        .flat_map(|v| v.split([',', ';']))
+        .any(|t| {
+            t.trim_matches([' ', '\t'])
+                .eq_ignore_ascii_case("permessage-deflate")
+        })
+}
+
+/// The `101 Switching Protocols` answer, byte for byte nats-server's.
 pub fn switching_protocols(upgrade: &Upgrade) -> Vec<u8> {
     let mut out = format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
          Sec-WebSocket-Accept: {}\r\n",
         upgrade.accept
     );
+    if upgrade.compress {
+        out.push_str(
+            "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; \
+             client_no_context_takeover\r\n",
+        );
+    }
     if upgrade.no_masking {
         out.push_str("Nats-No-Masking: true\r\n");
     }
@@ -307,7 +334,7 @@ mod tests {
                         Sec-WebSocket-Version: 13\r\n";
 
     fn run(req: &str, origins: &Origins) -> Result<Upgrade, Refusal> {
-        match parse(req.as_bytes(), origins, false) {
+        match parse(req.as_bytes(), origins, false, true) {
             Head::Complete { result, .. } => result,
             Head::Partial => panic!("partial: {req}"),
         }
@@ -355,11 +382,11 @@ mod tests {
             400
         );
         assert!(matches!(
-            parse(GOOD.as_bytes(), &none, false),
+            parse(GOOD.as_bytes(), &none, false, false),
             Head::Partial
         ));
         assert!(matches!(
-            parse(b"HELLO\r\n\r\n", &none, false),
+            parse(b"HELLO\r\n\r\n", &none, false, false),
             Head::Complete {
                 result: Err(Refusal { status: 400, .. }),
                 ..

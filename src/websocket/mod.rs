@@ -14,16 +14,24 @@
 //!   buffer (or into the TLS session, for `wss`), and ends a graceful close with a close
 //!   frame whose status says why ([`close_frame_for`]).
 //!
-//! Not yet: `permessage-deflate` (a client that asks for it is answered without it, and a
-//! compressed frame closes the connection), leafnodes and MQTT over WebSocket, JWT cookies.
+//! With `compression`, `permessage-deflate` ([`deflate`], RFC 7692) is negotiated with
+//! clients that offer it: the reader inflates each compressed message in place of its
+//! frames, the writers deflate each run of batches as one message.
+//!
+//! Not yet: leafnodes and MQTT over WebSocket, JWT cookies.
 
+pub mod deflate;
 mod frame;
 pub mod handshake;
 
 pub use frame::{
-    close, close_frame_for, close_payload, control_frame, pong, status, ControlFrame, Decoder,
-    FrameError, Framer, BROWSER_FRAME, MAX_CONTROL_PAYLOAD,
+    close, close_frame_for, close_payload, control_frame, pong, status, write_compressed,
+    ControlFrame, Decoder, FrameError, Framer, BROWSER_FRAME, MAX_CONTROL_PAYLOAD,
 };
+
+/// Server output smaller than this is not compressed (nats-server's `wsCompressThreshold`).
+pub const COMPRESS_THRESHOLD: usize = 64;
+pub use deflate::Deflater;
 pub use handshake::{Origins, Upgrade};
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -41,6 +49,9 @@ pub struct Framing {
     /// A close frame is queued (the reader's answer to the client's close): a graceful close
     /// then sends no second one. Release/Acquire, for the same reason as `frame_limit`.
     close_queued: AtomicBool,
+    /// `permessage-deflate` was negotiated. Relaxed: stored before `frame_limit`'s Release
+    /// store and read after its Acquire load, which order it.
+    compress: AtomicBool,
 }
 
 impl Framing {
@@ -50,10 +61,16 @@ impl Framing {
     }
 
     /// The reader answered the upgrade: frames may go out, cut at [`BROWSER_FRAME`] bytes
-    /// for a browser.
-    pub fn upgraded(&self, browser: bool) {
+    /// for a browser, compressed if `compress`.
+    pub fn upgraded(&self, browser: bool, compress: bool) {
+        self.compress.store(compress, Ordering::Relaxed);
         let limit = if browser { BROWSER_FRAME } else { usize::MAX };
         self.frame_limit.store(limit, Ordering::Release);
+    }
+
+    /// Whether `permessage-deflate` was negotiated (read after [`Framing::frame_limit`]).
+    pub fn compress(&self) -> bool {
+        self.compress.load(Ordering::Relaxed)
     }
 
     /// The payload limit of a frame, `None` before the upgrade.

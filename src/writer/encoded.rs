@@ -8,7 +8,7 @@ use super::{sent, Step, Writer, RETRY_MAX, WRITE_TARGET};
 use crate::client::Client;
 use crate::close::CloseReason;
 use crate::outbound::{Batch, Output};
-use crate::websocket::{close_frame_for, Framer};
+use crate::websocket::{close_frame_for, write_compressed, Deflater, Framer, COMPRESS_THRESHOLD};
 use smallvec::SmallVec;
 use std::io::{IoSlice, Write};
 
@@ -67,6 +67,11 @@ impl Writer {
                 };
             }
         };
+        let compress = client
+            .websocket
+            .as_ref()
+            .is_some_and(|w| w.compress())
+            .then_some(&mut self.deflate);
         // The close frame a graceful close ends with, unless the reader queued one already
         // (its answer to the client's close).
         let close_frame = match &client.websocket {
@@ -79,7 +84,7 @@ impl Writer {
         let (plain, handshaking) = match client.tls.as_ref() {
             None => {
                 // Writing into a Vec cannot fail.
-                let plain = encode(st.batches(), frame_limit, &mut wire);
+                let plain = encode(st.batches(), frame_limit, compress, &mut wire);
                 if let Some(frame) = &close_frame {
                     wire.extend_from_slice(frame);
                 }
@@ -97,7 +102,7 @@ impl Writer {
                 let mut plain = 0;
                 if !handshaking {
                     // Cannot fail: the session's buffer is unlimited.
-                    plain = encode(st.batches(), frame_limit, &mut session.writer());
+                    plain = encode(st.batches(), frame_limit, compress, &mut session.writer());
                     if closing {
                         if let Some(frame) = &close_frame {
                             let _ = session.writer().write_all(frame);
@@ -132,15 +137,38 @@ impl Writer {
     }
 }
 
+/// The writer's compressor and its output buffer (`permessage-deflate`), kept for their
+/// allocations: one per writer thread serves every client (no context takeover).
+#[derive(Default)]
+pub(super) struct Deflate {
+    /// `None` when no listener compresses.
+    deflater: Option<Deflater>,
+    scratch: Vec<u8>,
+}
+
+impl Deflate {
+    /// With a compressor if `compression` (built by the caller's thread: see
+    /// `WriterPool::start`).
+    pub(super) fn new(compression: bool) -> Deflate {
+        Deflate {
+            deflater: compression.then(Deflater::new),
+            scratch: Vec::new(),
+        }
+    }
+}
+
 /// Writes the batches before the first close marker to `out`: as they are without
 /// `frame_limit`; otherwise each run of ordinary batches as binary WebSocket frames of at
-/// most `frame_limit` payload bytes, and verbatim batches (control frames) as they are.
+/// most `frame_limit` payload bytes (with `compress`: as one compressed message, when over
+/// [`COMPRESS_THRESHOLD`] bytes), and verbatim batches (control frames) as they are.
 /// Returns the batch bytes consumed.
 fn encode<'a>(
     batches: impl Iterator<Item = &'a Batch>,
     frame_limit: Option<usize>,
+    compress: Option<&mut Deflate>,
     out: &mut impl Write,
 ) -> usize {
+    let mut compress = compress;
     let batches: SmallVec<[&Batch; 32]> = batches.take_while(|b| !b.is_close()).collect();
     let mut plain = 0;
     let mut i = 0;
@@ -155,6 +183,21 @@ fn encode<'a>(
         };
         let run = batches[i..].iter().take_while(|b| !b.is_verbatim()).count();
         let total: usize = batches[i..i + run].iter().map(|b| b.len()).sum();
+        let deflate = compress
+            .as_deref_mut()
+            .filter(|_| total > COMPRESS_THRESHOLD);
+        if let Some(Deflate {
+            deflater: Some(deflater),
+            scratch,
+        }) = deflate
+        {
+            let segments = batches[i..i + run].iter().flat_map(|b| b.segments());
+            deflater.deflate(segments, scratch);
+            write_compressed(out, scratch, if limit == usize::MAX { 0 } else { limit });
+            plain += total;
+            i += run;
+            continue;
+        }
         let mut framer = Framer::new(total, limit);
         for b in &batches[i..i + run] {
             for seg in b.segments() {
@@ -185,7 +228,7 @@ mod tests {
         after.push(b"never");
         let all = [a, b, pong, c, close, after];
         let mut out = Vec::new();
-        let plain = encode(all.iter(), Some(usize::MAX), &mut out);
+        let plain = encode(all.iter(), Some(usize::MAX), None, &mut out);
         assert_eq!(plain, 9 + 6 + 3 + 5);
         assert_eq!(
             out,
@@ -193,7 +236,7 @@ mod tests {
         );
         // Not WebSocket (TLS alone): the bytes as they are.
         let mut out = Vec::new();
-        encode(all.iter(), None, &mut out);
+        encode(all.iter(), None, None, &mut out);
         assert_eq!(out, b"INFO {}\r\nPONG\r\n\x8a\x01x+OK\r\n".to_vec());
     }
 }

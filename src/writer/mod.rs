@@ -139,17 +139,22 @@ struct Writer {
     /// `write_deadline` in nanoseconds, shared with the server so that a reload changes it.
     /// Relaxed: a setting read when a write is stuck, publishing nothing else.
     write_deadline: Arc<AtomicU64>,
+    /// WebSocket compression's state (see `encoded`).
+    deflate: encoded::Deflate,
 }
 
 impl WriterPool {
     /// Starts `n` writer threads on the ready queue (`ready_tx` is its sending side, used to
-    /// re-queue clients for fairness).
+    /// re-queue clients for fairness). With `compression` (a WebSocket listener that offers
+    /// `permessage-deflate`), each writer gets a compressor, made here: its state is
+    /// hundreds of KiB, more than a writer's stack may hold while it is built.
     pub fn start(
         n: usize,
         ready_tx: Sender<Ready>,
         ready_rx: Receiver<Ready>,
         pool: Arc<BatchPool>,
         write_deadline: Arc<AtomicU64>,
+        compression: bool,
     ) -> std::io::Result<WriterPool> {
         let mut threads = Vec::with_capacity(n);
         for i in 0..n.max(1) {
@@ -161,6 +166,7 @@ impl WriterPool {
                 retries: BinaryHeap::new(),
                 seq: 0,
                 write_deadline: write_deadline.clone(),
+                deflate: encoded::Deflate::new(compression),
             };
             threads.push(
                 std::thread::Builder::new()
@@ -437,6 +443,7 @@ mod tests {
             rx,
             Arc::new(BatchPool::default()),
             Arc::new(AtomicU64::new(0)),
+            false,
         )
         .unwrap();
         drop(pool);

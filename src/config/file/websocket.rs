@@ -115,14 +115,6 @@ pub(super) fn apply_websocket(
         }
         ws.authorization = Some(auth);
     }
-    if ws.compression {
-        cx.warnings.push(
-            "websocket.compression: beaver does not compress WebSocket frames yet; clients \
-             are answered without permessage-deflate"
-                .into(),
-        );
-    }
-    // A port of 0 is nats-server's "no websocket listener".
     // A port of 0 is nats-server's "no websocket listener". The rules between the block's
     // credentials and the users are checked once everything is read (`auth::validate`).
     if ws.port != 0 {
