@@ -1,0 +1,183 @@
+//! What the reader of a server-to-server connection does whatever its protocol (a route, a
+//! leafnode connection; see [`crate::protocol::route::Dialect`]): reading, straight towards
+//! the end of a message whose size is known, walking the operations of a read, counting
+//! what came in, and the PING timer. `route::conn` and `leaf::conn` build their readers on
+//! it; what an operation means is theirs.
+
+use crate::client::Client;
+use crate::close::CloseReason;
+use crate::protocol::route::{parse_with, Dialect, Parsed, RouteOp, RouteParseError};
+use crate::shared::Shared;
+use crate::socket::{ReadBuffer, Socket};
+use bytes::Bytes;
+use std::io::ErrorKind;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Largest read: such a connection carries many clients' messages.
+const MAX_READ: usize = 256 * 1024;
+/// Smallest read (and the first).
+const MIN_READ: usize = 4096;
+
+/// The reader's side of one server-to-server connection.
+pub(crate) struct Link {
+    /// The connection's shared half.
+    pub(crate) client: Arc<Client>,
+    /// The socket, shared with the writers (through `Client::socket`).
+    pub(crate) socket: Arc<Socket>,
+    buf: ReadBuffer,
+    /// Bytes the operation at the front of `buf` takes in all, when known (a message whose
+    /// payload is still arriving); 0 otherwise.
+    need: usize,
+    dialect: Dialect,
+    pings_out: u32,
+    ping_sent: Option<Instant>,
+    /// When the next PING is due.
+    pub(crate) next_ping: Instant,
+    /// Messages and bytes received since the counters were last published.
+    in_msgs: u64,
+    in_bytes: u64,
+}
+
+/// What the PING timer says (see [`Link::ping_due`]).
+pub(crate) enum Ping {
+    /// Not yet (the socket's read timeout is set to wake the reader then).
+    NotYet,
+    /// Send a PING now.
+    Send,
+    /// Too many PINGs unanswered: the connection is stale.
+    Stale,
+}
+
+impl Link {
+    /// A reader for `client` on `socket`, speaking `dialect`; the first PING is due at
+    /// `first_ping`.
+    pub(crate) fn new(
+        client: Arc<Client>,
+        socket: Arc<Socket>,
+        dialect: Dialect,
+        first_ping: Instant,
+    ) -> Link {
+        Link {
+            client,
+            socket,
+            buf: ReadBuffer::with_sizes(MIN_READ, MIN_READ, MAX_READ),
+            need: 0,
+            dialect,
+            pings_out: 0,
+            ping_sent: None,
+            next_ping: first_ping,
+            in_msgs: 0,
+            in_bytes: 0,
+        }
+    }
+
+    /// One blocking read (bounded by the socket's read timeout). `Ok(Some(chunk))`: the
+    /// read buffer, frozen, to walk with [`Link::next_op`] and give back with
+    /// [`Link::keep`]; `Ok(None)`: nothing to parse yet (a timeout, or a message still
+    /// arriving: reads go straight towards its end, without parsing or copying the partial
+    /// message again); `Err`: the connection ended, and why.
+    pub(crate) fn read(&mut self) -> Result<Option<Bytes>, CloseReason> {
+        match self
+            .buf
+            .read_from(&self.socket, (self.need > 0).then_some(self.need))
+        {
+            Ok(0) => Err(self
+                .client
+                .close_reason()
+                .unwrap_or(CloseReason::ClientClosed)),
+            Ok(_) if self.buf.len() < self.need => Ok(None),
+            Ok(_) => {
+                self.need = 0;
+                Ok(Some(self.buf.take()))
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => {
+                if let Some(r) = self.client.close_reason() {
+                    return Err(r);
+                }
+                log::debug!("{} - Read error: {e}", self.client.log_prefix());
+                Err(CloseReason::ReadError)
+            }
+        }
+    }
+
+    /// The operation at `pos` in `chunk` and the bytes it takes, or `None` when the rest is
+    /// the start of one the next read completes (then give `chunk` back with
+    /// [`Link::keep`]). Limits: the route ones (`conn::ROUTE_MAX_CONTROL_LINE`,
+    /// `conn::ROUTE_MAX_PAYLOAD`).
+    pub(crate) fn next_op<'c>(
+        &mut self,
+        chunk: &'c Bytes,
+        pos: usize,
+    ) -> Result<Option<(RouteOp<'c>, usize)>, RouteParseError> {
+        match parse_with(
+            self.dialect,
+            &chunk[pos..],
+            super::conn::ROUTE_MAX_CONTROL_LINE,
+            super::conn::ROUTE_MAX_PAYLOAD,
+        )? {
+            Parsed::Op(op, used) => {
+                if let RouteOp::Msg(m) = &op {
+                    self.in_msgs += 1;
+                    self.in_bytes += m.payload.len() as u64;
+                }
+                Ok(Some((op, used)))
+            }
+            Parsed::Incomplete { need } => {
+                // Counted from the start of what is left, which goes to the front of the
+                // buffer.
+                self.need = need.unwrap_or(0);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Gives the read buffer back, keeping what is left from `pos` (the start of an
+    /// operation the next read completes).
+    pub(crate) fn keep(&mut self, chunk: Bytes, pos: usize) {
+        self.buf.keep(chunk, pos);
+    }
+
+    /// Adds what came in since the last call to the connection's counters.
+    pub(crate) fn publish_counters(&mut self) {
+        if self.in_msgs > 0 {
+            self.client.stats.inbound.add(self.in_msgs, self.in_bytes);
+            (self.in_msgs, self.in_bytes) = (0, 0);
+        }
+    }
+
+    /// The PING timer (every `ping_interval`, `ping_max` unanswered make the connection
+    /// stale); sets the socket's read timeout to wake the reader when the next is due.
+    pub(crate) fn ping_due(&mut self, shared: &Shared) -> Ping {
+        let now = Instant::now();
+        if now + Duration::from_millis(5) < self.next_ping {
+            let _ = self.socket.set_read_timeout(self.next_ping - now);
+            return Ping::NotYet;
+        }
+        let config = shared.config();
+        self.next_ping = now + config.ping_interval;
+        if self.pings_out + 1 > config.effective_ping_max() {
+            return Ping::Stale;
+        }
+        self.pings_out += 1;
+        self.ping_sent = Some(now);
+        let _ = self.socket.set_read_timeout(config.ping_interval);
+        Ping::Send
+    }
+
+    /// A PONG came: nothing is outstanding, and the round trip is the connection's RTT.
+    pub(crate) fn pong(&mut self) {
+        self.pings_out = 0;
+        if let Some(sent) = self.ping_sent.take() {
+            self.client.set_rtt(sent.elapsed());
+        }
+    }
+}
