@@ -109,7 +109,7 @@ fn ignored_keys_get_one_warning_each() {
         .collect();
     assert_eq!(
         keys,
-        ["gateway", "server_tags", "leafnodes", "websocket",],
+        ["gateway", "server_tags", "websocket",],
         "{warnings:#?}"
     );
     assert!(warnings[0].contains("blocks.conf:5:3"), "{}", warnings[0]);

@@ -130,6 +130,8 @@ pub(crate) enum Block {
     Tls,
     /// `cluster { name, listen, host, port, routes, ..., authorization }`.
     Cluster,
+    /// `leafnodes { listen, host, port, authorization, remotes, reconnect }`.
+    LeafNodes,
     /// `jetstream { store_dir, max_memory_store, max_file_store, sync_interval }`, or
     /// `jetstream: enabled` / `true`.
     JetStream,
