@@ -44,6 +44,7 @@ pub mod close;
 pub mod config;
 pub mod delivery;
 pub mod jetstream;
+pub mod leaf;
 pub mod limits;
 pub mod listen;
 pub mod logging;

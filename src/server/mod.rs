@@ -23,6 +23,7 @@ use crate::client::{Accounts, Client, Ready, StallPolicy};
 use crate::close::CloseReason;
 use crate::config::Config;
 use crate::jetstream::JetStream;
+use crate::leaf::Leafnodes;
 use crate::listen::AcceptLoop;
 use crate::monitor::Monitor;
 use crate::outbound::BatchPool;
@@ -52,6 +53,10 @@ pub struct Server {
     acceptor: AcceptLoop,
     /// The route listener thread, when clustering.
     route_acceptor: Option<AcceptLoop>,
+    /// Leafnodes, when `leafnodes` is configured.
+    leafs: Option<Arc<Leafnodes>>,
+    /// The leafnode listener thread, when listening for leafs.
+    leaf_acceptor: Option<AcceptLoop>,
     writers: Option<WriterPool>,
     monitor: Option<Monitor>,
     /// JetStream, when enabled.
@@ -141,6 +146,24 @@ impl Server {
             }
             None => None,
         };
+        // Leafnodes: the leafnode port is bound before anything starts, as the route port.
+        let leaf_listener = match &config.leafnodes {
+            Some(l) if l.port != 0 => {
+                let port = if l.port < 0 { 0 } else { l.port as u16 };
+                Some(crate::listen::bind(&l.host, port)?)
+            }
+            _ => None,
+        };
+        let leafs = match &config.leafnodes {
+            Some(l) => {
+                let addr = match &leaf_listener {
+                    Some(listener) => Some(listener.local_addr()?),
+                    None => None,
+                };
+                Some(Arc::new(Leafnodes::new(l.clone(), addr, pool.clone())))
+            }
+            None => None,
+        };
         let monitor_listener = if config.monitoring() {
             Some(Monitor::bind(&config).map_err(StartError::Monitor)?)
         } else {
@@ -200,6 +223,9 @@ impl Server {
                 server_id,
                 local_addr,
                 cluster,
+                leafnodes: leafs
+                    .clone()
+                    .map(|l| l as Arc<dyn crate::shared::Leafnodes>),
             },
         ));
         // JetStream first: its streams are recovered and subscribed before any client can
@@ -225,11 +251,25 @@ impl Server {
             }
             _ => None,
         };
+        let leaf_acceptor = match &leafs {
+            Some(l) => {
+                if let Some(addr) = l.listen_addr {
+                    log::info!(
+                        "Listening for leafnode connections on {}",
+                        crate::listen::join_host_port(&l.config.host, addr.port())
+                    );
+                }
+                crate::leaf::listen::start(&shared, l, leaf_listener)?
+            }
+            None => None,
+        };
         let mut server = Server {
             shared,
             routes,
             acceptor,
             route_acceptor,
+            leafs,
+            leaf_acceptor,
             writers: Some(writers),
             monitor: None,
             jetstream,
@@ -242,6 +282,7 @@ impl Server {
                 l,
                 server.shared.clone(),
                 server.routes.clone(),
+                server.leafs.clone(),
                 server.jetstream.clone(),
             )
             .map_err(StartError::Monitor)?;
@@ -263,6 +304,16 @@ impl Server {
     /// The bound route listen address, when clustering.
     pub fn cluster_addr(&self) -> Option<SocketAddr> {
         self.routes.as_ref().map(|r| r.listen_addr)
+    }
+
+    /// The bound leafnode listen address, when listening for leafs.
+    pub fn leafnode_addr(&self) -> Option<SocketAddr> {
+        self.leafs.as_ref().and_then(|l| l.listen_addr)
+    }
+
+    /// Leafnodes, when configured (for monitoring and tests).
+    pub fn leafnodes(&self) -> Option<&Arc<Leafnodes>> {
+        self.leafs.as_ref()
     }
 
     /// JetStream, when enabled.
@@ -350,12 +401,18 @@ impl Server {
         if let Some(routes) = &self.routes {
             routes.close_all();
         }
+        if let Some(leafs) = &self.leafs {
+            leafs.close_all();
+        }
         // (2) Stop monitoring and the accept loops (each bounded: see `AcceptLoop::stop`).
         if let Some(m) = self.monitor.take() {
             m.stop();
         }
         self.stop_accepting();
         if let Some(a) = self.route_acceptor.as_mut() {
+            a.stop();
+        }
+        if let Some(a) = self.leaf_acceptor.as_mut() {
             a.stop();
         }
         // A connection the acceptor was registering while (1) ran is closed now (closing is
@@ -387,6 +444,15 @@ impl Server {
             }
             for r in routes.all() {
                 r.client.abort(CloseReason::ServerShutdown);
+            }
+        }
+        if let Some(leafs) = &self.leafs {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !leafs.is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            for l in leafs.all() {
+                l.client.abort(CloseReason::ServerShutdown);
             }
         }
         // (4) JetStream: no client can publish any more; its stores are synced.
