@@ -179,10 +179,11 @@ pub struct VarzExtras {
     pub http_host: String,
 }
 
-/// Builds `/varz`; `routes`: the cluster, if any.
+/// Builds `/varz`; `routes`: the cluster, if any; `leafs`: leafnodes, if any.
 pub fn varz(
     shared: &Shared,
     routes: Option<&Routes>,
+    leafs: Option<&crate::leaf::Leafnodes>,
     jetstream: Option<&crate::jetstream::JetStream>,
     extras: VarzExtras,
 ) -> Varz {
@@ -240,7 +241,7 @@ pub fn varz(
         total_connections: totals.total_connections,
         routes: num_routes,
         remotes: num_routes,
-        leafnodes: 0,
+        leafnodes: leafs.map_or(0, |l| u32::try_from(l.all().len()).unwrap_or(u32::MAX)),
         in_msgs: t.in_msgs,
         out_msgs: t.out_msgs,
         in_bytes: t.in_bytes,
