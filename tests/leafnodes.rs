@@ -689,3 +689,90 @@ fn remote_deny_imports_and_exports() {
         "nothing on priv.x"
     );
 }
+
+/// Accounts across a leafnode connection: the hub binds each leaf to the account of the
+/// user it authenticates as (`leafnodes { authorization { users } }`), the leaf binds its
+/// side to the remote's `account`; messages stay in their accounts both ways. A leaf with
+/// a bad password is refused.
+fn accounts_across(hub_kind: Kind, leaf_kind: Kind) {
+    let accounts = "accounts {\n  A { users [ { user: a, password: a } ] }\n  \
+                    B { users [ { user: b, password: b } ] }\n}\n";
+    let Some((hub, _hc)) = server(
+        hub_kind,
+        &format!(
+            "{accounts}leafnodes {{\n  listen: \"127.0.0.1:-1\"\n  \
+             authorization {{ users [ {{ user: la, password: pa, account: A }} ] }}\n}}\n"
+        ),
+    ) else {
+        return;
+    };
+    let port = leaf_port_of(&hub);
+    let Some((leaf, _lc)) = server(
+        leaf_kind,
+        &format!(
+            "{accounts}leafnodes {{\n  reconnect: 1\n  \
+             remotes [ {{ url: \"nats-leaf://la:pa@127.0.0.1:{port}\", account: B }} ]\n}}\n"
+        ),
+    ) else {
+        return;
+    };
+    let as_user = |s: &ServerProcess, u: &str| {
+        let url = s.url();
+        let u = u.to_owned();
+        async move {
+            async_nats::ConnectOptions::with_user_and_password(u.clone(), u)
+                .connect(url)
+                .await
+                .expect("connect")
+        }
+    };
+    rt().block_on(async {
+        // The hub's A and the leaf's B are one account across the connection.
+        let hub_a = as_user(&hub, "a").await;
+        let hub_b = as_user(&hub, "b").await;
+        let leaf_a = as_user(&leaf, "a").await;
+        let leaf_b = as_user(&leaf, "b").await;
+        let mut got_hub_a = hub_a.subscribe("x").await.unwrap();
+        let mut got_hub_b = hub_b.subscribe("x").await.unwrap();
+        let mut got_leaf_b = leaf_b.subscribe("y").await.unwrap();
+        let mut got_leaf_a = leaf_a.subscribe("y").await.unwrap();
+        propagate(&hub_a, &leaf_b).await;
+        propagate(&leaf_b, &hub_a).await;
+        leaf_b.publish("x", "up".into()).await.unwrap();
+        leaf_a.publish("x", "not A's".into()).await.unwrap();
+        hub_a.publish("y", "down".into()).await.unwrap();
+        hub_b.publish("y", "not B's".into()).await.unwrap();
+        for c in [&leaf_a, &leaf_b, &hub_a, &hub_b] {
+            c.flush().await.unwrap();
+        }
+        assert_eq!(take(&mut got_hub_a, 1).await[0].payload, "up");
+        assert_eq!(take(&mut got_leaf_b, 1).await[0].payload, "down");
+        assert_eq!(drain(&mut got_hub_a).await, 0);
+        assert_eq!(drain(&mut got_leaf_b).await, 0);
+        assert_eq!(
+            drain(&mut got_hub_b).await,
+            0,
+            "B on the hub is another account"
+        );
+        assert_eq!(
+            drain(&mut got_leaf_a).await,
+            0,
+            "A on the leaf is another account"
+        );
+    });
+    // A bad password: refused.
+    let mut bad = Peer::new(TcpStream::connect(("127.0.0.1", port)).unwrap());
+    let _info = bad.line();
+    bad.send(b"CONNECT {\"version\":\"2.9.10\",\"user\":\"la\",\"pass\":\"nope\",\"tls_required\":false,\"server_id\":\"NX\",\"name\":\"x\",\"headers\":true}\r\n");
+    assert_eq!(bad.line(), "-ERR 'Authorization Violation'");
+}
+
+#[test]
+fn beaver_hub_binds_a_nats_server_leaf_to_its_account() {
+    accounts_across(Kind::Beaver, Kind::Nats);
+}
+
+#[test]
+fn beaver_leaf_binds_its_account_on_a_nats_server_hub() {
+    accounts_across(Kind::Nats, Kind::Beaver);
+}
