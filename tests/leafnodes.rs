@@ -776,3 +776,79 @@ fn beaver_hub_binds_a_nats_server_leaf_to_its_account() {
 fn beaver_leaf_binds_its_account_on_a_nats_server_hub() {
     accounts_across(Kind::Nats, Kind::Beaver);
 }
+
+/// A leaf of one node of a two-node cluster: its interest reaches the other node through
+/// the route, the other node's reaches the leaf, and messages cross both ways (leaf → hub
+/// node → route → other node, and back), each once; request/reply from the far node.
+fn leaf_of_a_cluster(cluster: Kind, leaf_kind: Kind) {
+    let Some((a, _ac)) = server(
+        cluster,
+        "cluster { name: c, listen: \"127.0.0.1:-1\" }\nleafnodes { listen: \"127.0.0.1:-1\" }\n",
+    ) else {
+        return;
+    };
+    let route = a.port_in_log("Listening for route connections on ");
+    let Some((b, _bc)) = server(
+        cluster,
+        &format!(
+            "cluster {{ name: c, listen: \"127.0.0.1:-1\", routes: [\"nats://127.0.0.1:{route}\"] }}\n"
+        ),
+    ) else {
+        return;
+    };
+    let Some((leaf, _lc)) = leaf(leaf_kind, leaf_port_of(&a)) else {
+        return;
+    };
+    rt().block_on(async {
+        let cb = connect(&b).await;
+        let cl = connect(&leaf).await;
+        let mut on_b = cb.subscribe("to.b").await.unwrap();
+        let mut on_leaf = cl.subscribe("to.leaf").await.unwrap();
+        propagate(&cb, &cl).await;
+        propagate(&cl, &cb).await;
+        cl.publish("to.b", "1".into()).await.unwrap();
+        cb.publish("to.leaf", "2".into()).await.unwrap();
+        cl.flush().await.unwrap();
+        cb.flush().await.unwrap();
+        assert_eq!(take(&mut on_b, 1).await[0].payload, "1");
+        assert_eq!(take(&mut on_leaf, 1).await[0].payload, "2");
+        assert_eq!(
+            drain(&mut on_b).await + drain(&mut on_leaf).await,
+            0,
+            "once"
+        );
+        // Request/reply from the far node to a responder on the leaf.
+        let mut svc = cl.subscribe("svc.leaf").await.unwrap();
+        propagate(&cl, &cb).await;
+        let r = cl.clone();
+        let task = tokio::spawn(async move {
+            while let Some(m) = svc.next().await {
+                if let Some(reply) = m.reply {
+                    r.publish(reply, m.payload).await.unwrap();
+                    r.flush().await.unwrap();
+                }
+            }
+        });
+        let reply = tokio::time::timeout(LIMIT, cb.request("svc.leaf", "ping".into()))
+            .await
+            .expect("in time")
+            .expect("a reply");
+        assert_eq!(&reply.payload[..], b"ping");
+        task.abort();
+    });
+}
+
+#[test]
+fn nats_server_leaf_of_a_beaver_cluster() {
+    leaf_of_a_cluster(Kind::Beaver, Kind::Nats);
+}
+
+#[test]
+fn beaver_leaf_of_a_nats_server_cluster() {
+    leaf_of_a_cluster(Kind::Nats, Kind::Beaver);
+}
+
+#[test]
+fn beaver_leaf_of_a_beaver_cluster() {
+    leaf_of_a_cluster(Kind::Beaver, Kind::Beaver);
+}
