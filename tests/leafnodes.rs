@@ -852,3 +852,47 @@ fn beaver_leaf_of_a_nats_server_cluster() {
 fn beaver_leaf_of_a_beaver_cluster() {
     leaf_of_a_cluster(Kind::Beaver, Kind::Beaver);
 }
+
+/// Two servers that are each other's leaf and hub: the interest goes round, and a server
+/// that receives its own `$LDS.` subject back closes the connection with nats-server's
+/// error ("Loop detected for leafnode account=...").
+fn leaf_loop(other: Kind) {
+    let held: Vec<TcpListener> = (0..2)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let ports: Vec<u16> = held
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect();
+    drop(held);
+    let conf = |me: u16, them: u16| {
+        format!(
+            "leafnodes {{\n  listen: \"127.0.0.1:{me}\"\n  reconnect: 1\n  \
+             remotes [ {{ url: \"nats-leaf://127.0.0.1:{them}\" }} ]\n}}\n"
+        )
+    };
+    let (x, _xc) = server(Kind::Beaver, &conf(ports[0], ports[1])).unwrap();
+    let Some((y, _yc)) = server(other, &conf(ports[1], ports[0])) else {
+        return;
+    };
+    let deadline = Instant::now() + LIMIT;
+    let seen = |s: &ServerProcess| {
+        s.log_lines()
+            .iter()
+            .any(|l| l.contains("Loop detected for leafnode account=\"$G\""))
+    };
+    while !(seen(&x) || seen(&y)) {
+        assert!(Instant::now() < deadline, "no loop detected");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn leaf_loop_detected_between_beavers() {
+    leaf_loop(Kind::Beaver);
+}
+
+#[test]
+fn leaf_loop_detected_with_nats_server() {
+    leaf_loop(Kind::Nats);
+}
