@@ -641,9 +641,11 @@ fn leafz_and_varz_count_leafnodes() {
     assert_eq!(common::get_json(lm, "/varz")["leafnodes"], 1);
     let doc = common::get_json(lm, "/leafz");
     assert_eq!(doc["leafs"][0]["port"], port);
+    // The leaf server goes: the hub forgets the connection and its interest.
     leaf.kill_now();
     common::poll_json(hm, "/varz", "the leaf gone", |d| d["leafnodes"] == 0);
     assert!(common::get_json(hm, "/leafz")["leafs"].is_null());
+    rt.block_on(until_no_responders(&_clients.1, "seen.on.hub"));
 }
 
 /// A remote's `deny_imports` and `deny_exports`, against a scripted hub: the denied

@@ -67,6 +67,14 @@ struct FileRemote {
 /// (`nats-leaf://host` dials 7422), checked.
 fn remote_url(url: &str) -> Result<String, String> {
     let trimmed = url.trim_end_matches('/');
+    if let Some((scheme, _)) = trimmed.split_once("://") {
+        if !matches!(scheme, "nats-leaf" | "nats") {
+            return Err(format!(
+                "{url:?}: only nats-leaf:// (or nats://) URLs are supported: TLS and websocket \
+                 leafnode connections are not supported by beaver yet"
+            ));
+        }
+    }
     let rest = trimmed.split_once("://").map_or(trimmed, |(_, r)| r);
     let hostport = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
     let has_port = match hostport.strip_prefix('[') {
@@ -195,5 +203,7 @@ mod tests {
         );
         assert_eq!(remote_url("nats://[::1]").unwrap(), "nats://[::1]:7422");
         assert!(remote_url("nats-leaf://:4000").is_err());
+        assert!(remote_url("tls://h:7422").is_err());
+        assert!(remote_url("ws://h:7422").is_err());
     }
 }
