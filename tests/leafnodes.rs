@@ -637,8 +637,19 @@ fn leafz_and_varz_count_leafnodes() {
     assert_eq!(doc["leafs"][0]["account"], "$G");
     assert_eq!(doc["leafs"][0]["ip"], "127.0.0.1");
     assert_eq!(common::get_json(hm, "/leafz?acc=B")["leafnodes"], 0);
-    assert_eq!(common::get_json(hm, "/varz")["leafnodes"], 1);
-    assert_eq!(common::get_json(lm, "/varz")["leafnodes"], 1);
+    let hv = common::get_json(hm, "/varz");
+    let lv = common::get_json(lm, "/varz");
+    assert_eq!(hv["leafnodes"], 1);
+    assert_eq!(lv["leafnodes"], 1);
+    // The `leaf` section, as nats-server 2.9.10 fills it.
+    assert_eq!(
+        hv["leaf"],
+        serde_json::json!({"host": "127.0.0.1", "port": port, "auth_timeout": 2, "tls_timeout": 2})
+    );
+    assert_eq!(
+        lv["leaf"],
+        serde_json::json!({"remotes": [{"local_account": "$G", "urls": [format!("127.0.0.1:{port}")]}]})
+    );
     let doc = common::get_json(lm, "/leafz");
     assert_eq!(doc["leafs"][0]["port"], port);
     // The leaf server goes: the hub forgets the connection and its interest.
