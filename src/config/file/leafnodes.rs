@@ -193,6 +193,31 @@ pub(super) fn apply_leafnodes(
 #[cfg(test)]
 mod tests {
     use super::remote_url;
+    use crate::config::Config;
+
+    #[test]
+    fn accounts_named_must_exist() {
+        let ok = "accounts { A {} }\nleafnodes { authorization { user: u, password: p, \
+                  account: A }, remotes [ { url: \"nats-leaf://h\", account: \"$G\" } ] }\n";
+        let (c, _) = Config::from_nats_conf(ok).unwrap();
+        let l = c.leafnodes.unwrap();
+        assert_eq!(l.remotes[0].urls, ["nats-leaf://h:7422"]);
+        assert_eq!(l.authorization.unwrap().account.as_deref(), Some("A"));
+        let e = Config::from_nats_conf(
+            "leafnodes { remotes [ { url: \"nats-leaf://h:1\", account: B } ] }\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .ends_with("cannot find local account \"B\" specified in leafnode remote"),
+            "{e}"
+        );
+        let e = Config::from_nats_conf(
+            "leafnodes { remotes [ { url: \"nats-leaf://h:1\", credentials: \"x.creds\" } ] }\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("credentials"), "{e}");
+    }
 
     #[test]
     fn remote_urls_get_the_default_port() {

@@ -339,6 +339,31 @@ pub(super) fn apply(
             ));
         }
     }
+    // Accounts named by `leafnodes` exist (nats-server's `validateLeafNode`).
+    if let (Some(span), Some(l)) = (span_of("leafnodes"), &cx.config.leafnodes) {
+        let exists = |name: &str| {
+            name == crate::account::GLOBAL_ACCOUNT
+                || cx.config.accounts.iter().any(|a| a.name == name)
+        };
+        let auth = l.authorization.iter().flat_map(|a| {
+            a.account
+                .iter()
+                .chain(a.users.iter().filter_map(|u| u.account.as_ref()))
+                .map(|n| (n, "authorization"))
+        });
+        let remotes = l
+            .remotes
+            .iter()
+            .filter_map(|r| r.account.as_ref())
+            .map(|n| (n, "remote"));
+        if let Some((name, what)) = auth.chain(remotes).find(|(n, _)| !exists(n)) {
+            return Err(cx.err(
+                "leafnodes",
+                span,
+                format!("cannot find local account {name:?} specified in leafnode {what}"),
+            ));
+        }
+    }
     // A message must fit in a client's pending buffer.
     if cx.config.max_payload > cx.config.max_pending {
         let at = span_of("max_payload").map_or(String::new(), |s| format!("{}: ", locate(s)));
