@@ -88,6 +88,11 @@ fn dial_remote(node: &Node, remote: &LeafRemote) {
         );
         return;
     };
+    if remote.urls.is_empty() {
+        // (The configuration file refuses it; a `Config` built in code may not.)
+        log::error!("A leafnode remote without a URL is ignored");
+        return;
+    }
     let reconnect = node.leafs.config.reconnect;
     let mut attempts: u64 = 0;
     let mut next = 0usize;

@@ -315,6 +315,7 @@ impl Leafnodes {
 
     /// Whether shutdown began.
     pub fn is_stopping(&self) -> bool {
+        // Acquire: pairs with `close_all`'s Release (a flag; nothing else is published).
         self.stopping.load(Ordering::Acquire)
     }
 }
