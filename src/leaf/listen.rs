@@ -104,14 +104,21 @@ fn dial_remote(node: &Node, remote: &LeafRemote) {
             return;
         };
         let port = u16::try_from(port).unwrap_or(crate::config::DEFAULT_LEAFNODE_PORT);
-        log::debug!("Trying to connect as leafnode to remote server on {host}:{port}");
+        let hp = crate::listen::join_host_port(&host, port);
+        log::debug!("Trying to connect as leafnode to remote server on {hp:?}");
         let delay = match dial(&host, port) {
             Err(e) => {
                 attempts += 1;
+                // nats-server's words; the first attempt and then every so often are
+                // errors, the others debug lines.
+                let text = format!(
+                    "Error trying to connect as leafnode to remote server {hp:?} \
+                     (attempt {attempts}): {e}"
+                );
                 if attempts == 1 || attempts % 60 == 0 {
-                    log::error!("Error trying to connect as leafnode to remote server {host}:{port} (attempt {attempts}): {e}");
+                    log::error!("{text}");
                 } else {
-                    log::debug!("Error trying to connect as leafnode to remote server {host}:{port} (attempt {attempts}): {e}");
+                    log::debug!("{text}");
                 }
                 reconnect
             }
