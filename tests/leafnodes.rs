@@ -909,3 +909,47 @@ fn leaf_loop_detected_between_beavers() {
 fn leaf_loop_detected_with_nats_server() {
     leaf_loop(Kind::Nats);
 }
+
+/// Without a leafnode `authorization`, a leaf that sends a user logs in as a client would,
+/// against the server's users (binding to the user's account; a bad password is refused),
+/// and one that sends none binds to `$G` even though clients must authenticate: what
+/// nats-server 2.9.10 does, checked against it.
+#[test]
+fn leaf_logs_in_as_a_client_user_without_leafnode_authorization() {
+    for kind in [Kind::Beaver, Kind::Nats] {
+        let Some((hub, _hc)) = server(
+            kind,
+            "accounts { A { users [ { user: a, password: a } ] } }\n\
+             leafnodes { listen: \"127.0.0.1:-1\" }\n",
+        ) else {
+            return;
+        };
+        let port = leaf_port_of(&hub);
+        let connect = |creds: &str| {
+            let mut p = Peer::new(TcpStream::connect(("127.0.0.1", port)).unwrap());
+            let _info = p.line();
+            p.send(
+                format!(
+                    "CONNECT {{\"version\":\"2.9.10\",{creds}\"tls_required\":false,\
+                     \"server_id\":\"NX\",\"name\":\"x\",\"headers\":true}}\r\n"
+                )
+                .as_bytes(),
+            );
+            p.line()
+        };
+        let ok = connect("\"user\":\"a\",\"pass\":\"a\",");
+        assert_eq!(json_of(&ok, "INFO ")["remote_account"], "A", "{}", hub.name);
+        assert_eq!(
+            json_of(&connect(""), "INFO ")["remote_account"],
+            "$G",
+            "{}",
+            hub.name
+        );
+        assert_eq!(
+            connect("\"user\":\"a\",\"pass\":\"b\","),
+            "-ERR 'Authorization Violation'",
+            "{}",
+            hub.name
+        );
+    }
+}

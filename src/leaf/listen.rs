@@ -159,7 +159,8 @@ fn dial_remote(node: &Node, remote: &LeafRemote) {
 
 /// The account an accepted leaf binds to after presenting `user` and `pass` in `CONNECT`,
 /// per `leafnodes { authorization }` (`user`/`password`, `token`, `users`, each with an
-/// optional `account`): without an `authorization` block, `$G`; `None`: refused. The
+/// optional `account`), or, without that block, per the client authentication (see
+/// below); `None`: refused. The
 /// leafnode `CONNECT` has no token field: a remote URL `nats-leaf://TOKEN@host` sends the
 /// token as the user, which is where it is looked for.
 pub(crate) fn authorize(
@@ -175,7 +176,34 @@ pub(crate) fn authorize(
         }
     };
     let Some(auth) = &config.authorization else {
-        return Some(shared.accounts.global().clone());
+        // Without leafnode credentials configured, a leaf that sends none binds to `$G`,
+        // whatever the client authentication (nats-server 2.9.10 does so; checked against
+        // it). One that sends a user is checked as a client would be (nats-server's
+        // `isClientAuthorized`) and binds to that user's account. A user with permissions
+        // is refused: beaver does not apply permissions to a leafnode connection yet, and
+        // would rather refuse than grant more.
+        if user.is_empty() && pass.is_empty() {
+            return Some(shared.accounts.global().clone());
+        }
+        let opts = crate::protocol::ConnectOptions {
+            user: user.to_owned(),
+            pass: pass.to_owned(),
+            ..crate::protocol::ConnectOptions::default()
+        };
+        return match shared.auth.authenticate(&opts) {
+            Ok(login) if login.permissions.is_none() => Some(login.account),
+            Ok(_) => {
+                log::error!(
+                    "Leafnode user {user:?} has permissions, which beaver does not apply to \
+                     leafnode connections yet: refused"
+                );
+                None
+            }
+            Err(e) => {
+                log::debug!("Leafnode {}", e.0);
+                None
+            }
+        };
     };
     let matches = |expected: &str, given: &str| crate::auth::Secret::new(expected).verify(given);
     if let Some(token) = &auth.token {
