@@ -20,11 +20,11 @@ use super::{Leaf, LeafKey, Leafnodes, Remote};
 use crate::auth::PermissionSet;
 use crate::client::{Account, Client, Subscription};
 use crate::close::CloseReason;
-use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox, FLUSH_STAGED};
+use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox};
 use crate::protocol::leaf::{LeafConnect, LeafInfo};
 use crate::protocol::route::{json_line, Dialect, RouteOp, RoutedMsg};
 use crate::protocol::Publish;
-use crate::route::link::{Link, Ping};
+use crate::route::link::{Link, Reader};
 use crate::shared::Shared;
 use crate::socket::Socket;
 use crate::subjects::MatchCache;
@@ -196,8 +196,75 @@ pub(crate) fn run(
             conn.flush();
         }
     }
-    let reason = conn.read_loop();
+    let reason = crate::route::link::run(&mut conn);
     conn.finish(reason)
+}
+
+/// The leafnode protocol on the routes' reader loop (`route::link::run`).
+impl Reader for LeafConn<'_> {
+    fn link(&mut self) -> &mut Link {
+        &mut self.link
+    }
+
+    fn handle(
+        &mut self,
+        op: RouteOp<'_>,
+        chunk: &bytes::Bytes,
+        at: usize,
+    ) -> Result<(), CloseReason> {
+        LeafConn::handle(self, op, chunk, at)
+    }
+
+    /// The handshake's deadline; the PING timer runs once it is done.
+    fn deadlines(&mut self) -> Result<bool, CloseReason> {
+        if self.stage == Stage::Ready {
+            return Ok(true);
+        }
+        let now = Instant::now();
+        if now >= self.deadline {
+            if self.stage == Stage::AwaitConnect {
+                self.send(crate::protocol::err::AUTHENTICATION_TIMEOUT);
+                log::error!("{} - Authentication Timeout", self.prefix());
+                return Err(CloseReason::AuthenticationTimeout);
+            }
+            log::error!("{} - Leafnode handshake timed out", self.prefix());
+            return Err(CloseReason::StaleConnection);
+        }
+        let _ = self.link.socket.set_read_timeout(self.deadline - now);
+        Ok(false)
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        LeafConn::send(self, bytes);
+    }
+
+    fn flush(&mut self) {
+        LeafConn::flush(self);
+    }
+
+    fn staged(&self) -> usize {
+        self.outbox.staged()
+    }
+
+    fn ending(&self) -> Option<CloseReason> {
+        (self.client.is_closing() || self.leafs.is_stopping()).then(|| {
+            self.client
+                .close_reason()
+                .unwrap_or(CloseReason::ServerShutdown)
+        })
+    }
+
+    fn shared(&self) -> &Shared {
+        self.shared
+    }
+
+    fn what(&self) -> &'static str {
+        "Leafnode"
+    }
+
+    fn trace(&self) -> bool {
+        self.trace
+    }
 }
 
 impl LeafConn<'_> {
@@ -283,93 +350,6 @@ impl LeafConn<'_> {
     /// reader: one slow client must not hold up all traffic from the other server).
     fn flush(&mut self) {
         self.outbox.flush(&self.shared.pool, None, self.client.cid);
-    }
-
-    fn read_loop(&mut self) -> CloseReason {
-        loop {
-            match self.link.read() {
-                Err(reason) => return reason,
-                Ok(Some(chunk)) => {
-                    if let Err(reason) = self.process(chunk) {
-                        return reason;
-                    }
-                }
-                Ok(None) => {}
-            }
-            self.link.publish_counters();
-            let timers = self.timers();
-            self.flush();
-            if let Err(r) = timers {
-                return r;
-            }
-            if self.client.is_closing() || self.leafs.is_stopping() {
-                return self
-                    .client
-                    .close_reason()
-                    .unwrap_or(CloseReason::ServerShutdown);
-            }
-        }
-    }
-
-    /// The handshake deadline, then the PING timer.
-    fn timers(&mut self) -> Result<(), CloseReason> {
-        let now = Instant::now();
-        if self.stage != Stage::Ready {
-            if now >= self.deadline {
-                if self.stage == Stage::AwaitConnect {
-                    self.send(crate::protocol::err::AUTHENTICATION_TIMEOUT);
-                    log::error!("{} - Authentication Timeout", self.prefix());
-                    return Err(CloseReason::AuthenticationTimeout);
-                }
-                log::error!("{} - Leafnode handshake timed out", self.prefix());
-                return Err(CloseReason::StaleConnection);
-            }
-            let _ = self.link.socket.set_read_timeout(self.deadline - now);
-            return Ok(());
-        }
-        match self.link.ping_due(self.shared) {
-            Ping::NotYet => {}
-            Ping::Stale => {
-                log::debug!("{} - Stale Client Connection - Closing", self.prefix());
-                self.send(crate::protocol::err::STALE_CONNECTION);
-                return Err(CloseReason::StaleConnection);
-            }
-            Ping::Send => {
-                if self.trace {
-                    log::trace!("{} - ->> [PING]", self.prefix());
-                }
-                self.send(crate::protocol::PING);
-            }
-        }
-        Ok(())
-    }
-
-    /// Handles every complete operation in `chunk` (the read buffer, frozen).
-    fn process(&mut self, chunk: bytes::Bytes) -> Result<(), CloseReason> {
-        let mut pos = 0;
-        let result = loop {
-            let (op, used) = match self.link.next_op(&chunk, pos) {
-                Ok(Some(step)) => step,
-                Ok(None) => break Ok(()),
-                Err(e) => {
-                    log::error!("{} - Leafnode parser ERROR: {e}", self.prefix());
-                    self.send(b"-ERR 'Unknown Protocol Operation'\r\n");
-                    break Err(CloseReason::ParseError);
-                }
-            };
-            let at = pos;
-            pos += used;
-            if let Err(r) = self.handle(op, &chunk, at) {
-                break Err(r);
-            }
-            if self.outbox.staged() >= FLUSH_STAGED {
-                self.flush();
-            }
-        };
-        if result.is_ok() {
-            self.link.keep(chunk, pos);
-        }
-        result
     }
 
     fn handle(

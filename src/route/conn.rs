@@ -13,11 +13,11 @@
 //! Output goes through the route's `Client` and the writer pool; routed messages are
 //! delivered with the client path's `deliver_message` (local subscribers only).
 
-use super::link::{Link, Ping};
+use super::link::{Link, Reader};
 use super::{Node, Remote, Route, Routes};
 use crate::client::{Client, Subscription};
 use crate::close::CloseReason;
-use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox, FLUSH_STAGED};
+use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox};
 use crate::protocol::route::{
     self as protocol, Dialect, RouteConnect, RouteInfo, RouteOp, RoutedMsg,
 };
@@ -162,8 +162,68 @@ pub(crate) fn run(
     }
     conn.send_info();
     log::info!("{p} - Route connection created");
-    let reason = conn.read_loop();
+    let reason = super::link::run(&mut conn);
     conn.finish(reason)
+}
+
+/// The route protocol on the shared reader loop (`link::run`).
+impl Reader for RouteConn<'_> {
+    fn link(&mut self) -> &mut Link {
+        &mut self.link
+    }
+
+    fn handle(
+        &mut self,
+        op: RouteOp<'_>,
+        chunk: &bytes::Bytes,
+        at: usize,
+    ) -> Result<(), CloseReason> {
+        RouteConn::handle(self, op, chunk, at)
+    }
+
+    /// The authentication deadline of an accepted route (the PING timer runs from the
+    /// start).
+    fn deadlines(&mut self) -> Result<bool, CloseReason> {
+        if self.awaiting_connect
+            && self.routes.config.authorization.is_some()
+            && Instant::now() >= self.connect_deadline
+        {
+            self.send(crate::protocol::err::AUTHENTICATION_TIMEOUT);
+            log::error!("{} - Authentication Timeout", self.prefix());
+            return Err(CloseReason::AuthenticationTimeout);
+        }
+        Ok(true)
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        RouteConn::send(self, bytes);
+    }
+
+    fn flush(&mut self) {
+        RouteConn::flush(self);
+    }
+
+    fn staged(&self) -> usize {
+        self.outbox.staged()
+    }
+
+    fn ending(&self) -> Option<CloseReason> {
+        let c = &self.route.client;
+        c.is_closing()
+            .then(|| c.close_reason().unwrap_or(CloseReason::ServerShutdown))
+    }
+
+    fn shared(&self) -> &Shared {
+        self.shared
+    }
+
+    fn what(&self) -> &'static str {
+        "Route"
+    }
+
+    fn trace(&self) -> bool {
+        self.trace
+    }
 }
 
 impl RouteConn<'_> {
@@ -267,88 +327,6 @@ impl RouteConn<'_> {
     fn flush(&mut self) {
         self.outbox
             .flush(&self.shared.pool, None, self.route.client.cid);
-    }
-
-    fn read_loop(&mut self) -> CloseReason {
-        loop {
-            match self.link.read() {
-                Err(reason) => return reason,
-                Ok(Some(chunk)) => {
-                    if let Err(reason) = self.process(chunk) {
-                        return reason;
-                    }
-                }
-                Ok(None) => {}
-            }
-            self.link.publish_counters();
-            if let Err(r) = self.timers() {
-                return r;
-            }
-            self.flush();
-            if self.route.client.is_closing() {
-                return self
-                    .route
-                    .client
-                    .close_reason()
-                    .unwrap_or(CloseReason::ServerShutdown);
-            }
-        }
-    }
-
-    /// The route's PING timer and the authentication deadline of an accepted route.
-    fn timers(&mut self) -> Result<(), CloseReason> {
-        if self.awaiting_connect
-            && self.routes.config.authorization.is_some()
-            && Instant::now() >= self.connect_deadline
-        {
-            self.send(crate::protocol::err::AUTHENTICATION_TIMEOUT);
-            log::error!("{} - Authentication Timeout", self.prefix());
-            return Err(CloseReason::AuthenticationTimeout);
-        }
-        match self.link.ping_due(self.shared) {
-            Ping::NotYet => {}
-            Ping::Stale => {
-                log::debug!("{} - Stale Client Connection - Closing", self.prefix());
-                self.send(crate::protocol::err::STALE_CONNECTION);
-                return Err(CloseReason::StaleConnection);
-            }
-            Ping::Send => {
-                if self.trace {
-                    log::trace!("{} - ->> [PING]", self.prefix());
-                }
-                self.send(crate::protocol::PING);
-            }
-        }
-        Ok(())
-    }
-
-    /// Handles every complete operation in `chunk` (the read buffer, frozen).
-    fn process(&mut self, chunk: bytes::Bytes) -> Result<(), CloseReason> {
-        let mut pos = 0;
-        let result = loop {
-            let (op, used) = match self.link.next_op(&chunk, pos) {
-                Ok(Some(step)) => step,
-                Ok(None) => break Ok(()),
-                Err(e) => {
-                    log::error!("{} - Route parser ERROR: {e}", self.prefix());
-                    self.send(b"-ERR 'Unknown Protocol Operation'\r\n");
-                    break Err(CloseReason::ParseError);
-                }
-            };
-            let at = pos;
-            pos += used;
-            if let Err(r) = self.handle(op, &chunk, at) {
-                break Err(r);
-            }
-            if self.outbox.staged() >= FLUSH_STAGED {
-                self.flush();
-            }
-        };
-        if result.is_ok() {
-            // The start of an operation the next read completes goes back to the front.
-            self.link.keep(chunk, pos);
-        }
-        result
     }
 
     fn handle(

@@ -39,8 +39,118 @@ pub(crate) struct Link {
     in_bytes: u64,
 }
 
-/// What the PING timer says (see [`Link::ping_due`]).
-pub(crate) enum Ping {
+/// A server-to-server connection's reader, as [`run`] drives it: what its protocol does
+/// with an operation, and the little else that differs between routes and leafnodes.
+pub(crate) trait Reader {
+    /// The reader's [`Link`].
+    fn link(&mut self) -> &mut Link;
+    /// Handles one operation (`at`: where it starts in `chunk`, the frozen read buffer).
+    fn handle(&mut self, op: RouteOp<'_>, chunk: &Bytes, at: usize) -> Result<(), CloseReason>;
+    /// Deadlines of its own (a handshake's, an authentication's), checked after each read
+    /// before the PING timer; `Ok(false)`: no PING timer yet (the handshake is not done).
+    fn deadlines(&mut self) -> Result<bool, CloseReason>;
+    /// Stages bytes for the other server.
+    fn send(&mut self, bytes: &[u8]);
+    /// Queues what was staged (without stalling on a slow local subscriber).
+    fn flush(&mut self);
+    /// Bytes staged and not flushed yet.
+    fn staged(&self) -> usize;
+    /// Whether the connection must end now (closed by another thread, shutdown), and why.
+    fn ending(&self) -> Option<CloseReason>;
+    /// The server's shared state (for the PING settings).
+    fn shared(&self) -> &Shared;
+    /// The protocol's name in logs ("Route", "Leafnode").
+    fn what(&self) -> &'static str;
+    /// Whether to trace operations.
+    fn trace(&self) -> bool;
+}
+
+/// Runs `r`'s reader until the connection ends, and returns why: read, handle every
+/// complete operation (flushing every `FLUSH_STAGED` bytes), publish the counters, check
+/// the deadlines and the PING timer, flush; again.
+pub(crate) fn run<R: Reader>(r: &mut R) -> CloseReason {
+    loop {
+        match r.link().read() {
+            Err(reason) => return reason,
+            Ok(Some(chunk)) => {
+                if let Err(reason) = process(r, chunk) {
+                    return reason;
+                }
+            }
+            Ok(None) => {}
+        }
+        r.link().publish_counters();
+        let timers = timers(r);
+        // First, so that an error the timers staged (stale, timeout) goes out.
+        r.flush();
+        if let Err(reason) = timers {
+            return reason;
+        }
+        if let Some(reason) = r.ending() {
+            return reason;
+        }
+    }
+}
+
+/// The reader's own deadlines, then the PING timer.
+fn timers<R: Reader>(r: &mut R) -> Result<(), CloseReason> {
+    if !r.deadlines()? {
+        return Ok(());
+    }
+    let config = r.shared().config();
+    match r.link().ping_due(&config) {
+        Ping::NotYet => {}
+        Ping::Stale => {
+            log::debug!("{} - Stale Client Connection - Closing", r_prefix(r));
+            r.send(crate::protocol::err::STALE_CONNECTION);
+            return Err(CloseReason::StaleConnection);
+        }
+        Ping::Send => {
+            if r.trace() {
+                log::trace!("{} - ->> [PING]", r_prefix(r));
+            }
+            r.send(crate::protocol::PING);
+        }
+    }
+    Ok(())
+}
+
+/// Handles every complete operation in `chunk` (the read buffer, frozen), and gives back
+/// the start of one the next read completes.
+fn process<R: Reader>(r: &mut R, chunk: Bytes) -> Result<(), CloseReason> {
+    let mut pos = 0;
+    let result = loop {
+        let (op, used) = match r.link().next_op(&chunk, pos) {
+            Ok(Some(step)) => step,
+            Ok(None) => break Ok(()),
+            Err(e) => {
+                log::error!("{} - {} parser ERROR: {e}", r_prefix(r), r.what());
+                r.send(b"-ERR 'Unknown Protocol Operation'\r\n");
+                break Err(CloseReason::ParseError);
+            }
+        };
+        let at = pos;
+        pos += used;
+        if let Err(reason) = r.handle(op, &chunk, at) {
+            break Err(reason);
+        }
+        if r.staged() >= crate::delivery::FLUSH_STAGED {
+            r.flush();
+        }
+    };
+    if result.is_ok() {
+        r.link().keep(chunk, pos);
+    }
+    result
+}
+
+/// `r`'s log prefix (its client's).
+fn r_prefix<R: Reader>(r: &mut R) -> String {
+    r.link().client.log_prefix()
+}
+
+/// What the PING timer says (see `Link::ping_due`).
+enum Ping {
     /// Not yet (the socket's read timeout is set to wake the reader then).
     NotYet,
     /// Send a PING now.
@@ -156,13 +266,12 @@ impl Link {
 
     /// The PING timer (every `ping_interval`, `ping_max` unanswered make the connection
     /// stale); sets the socket's read timeout to wake the reader when the next is due.
-    pub(crate) fn ping_due(&mut self, shared: &Shared) -> Ping {
+    fn ping_due(&mut self, config: &crate::config::Config) -> Ping {
         let now = Instant::now();
         if now + Duration::from_millis(5) < self.next_ping {
             let _ = self.socket.set_read_timeout(self.next_ping - now);
             return Ping::NotYet;
         }
-        let config = shared.config();
         self.next_ping = now + config.ping_interval;
         if self.pings_out + 1 > config.effective_ping_max() {
             return Ping::Stale;
