@@ -438,9 +438,7 @@ impl LeafConn<'_> {
             }
             RouteOp::Msg(m) => {
                 if self.trace {
-                    let op = if m.headers.is_some() { "HMSG" } else { "LMSG" };
-                    log::trace!("{p} - <<- [{op} {}]", s(m.args));
-                    log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(m.payload));
+                    self.link.trace_msg("LMSG", &m);
                 }
                 self.on_msg(&m, chunk, at);
             }
@@ -448,21 +446,10 @@ impl LeafConn<'_> {
         Ok(())
     }
 
-    fn decode<T: serde::de::DeserializeOwned>(
-        &self,
-        op: &str,
-        json: &[u8],
-    ) -> Result<T, CloseReason> {
-        serde_json::from_slice(json).map_err(|e| {
-            log::error!("{} - {op}: {e}", self.prefix());
-            CloseReason::ProtocolViolation
-        })
-    }
-
     /// `INFO` (nats-server's `processLeafnodeInfo`): a spoke's handshake; later ones (the
     /// hub's cluster changed) are taken as they come.
     fn on_info(&mut self, json: &[u8]) -> Result<(), CloseReason> {
-        let info: LeafInfo = self.decode("INFO", json)?;
+        let info: LeafInfo = self.link.decode("INFO", json)?;
         match self.stage {
             Stage::AwaitInfo => {
                 if info.cid == 0 || info.leafnode_urls.is_none() {
@@ -527,7 +514,7 @@ impl LeafConn<'_> {
         if self.stage != Stage::AwaitConnect {
             return Ok(());
         }
-        let c: LeafConnect = self.decode("CONNECT", json)?;
+        let c: LeafConnect = self.link.decode("CONNECT", json)?;
         if !c.lang.is_empty() {
             self.send_err("attempted to connect to leaf node port");
             return Err(CloseReason::WrongPort);

@@ -417,9 +417,7 @@ impl RouteConn<'_> {
             }
             RouteOp::Msg(m) => {
                 if self.trace {
-                    let op = if m.headers.is_some() { "HMSG" } else { "RMSG" };
-                    log::trace!("{p} - <<- [{op} {}]", s(m.args));
-                    log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(m.payload));
+                    self.link.trace_msg("RMSG", &m);
                 }
                 self.on_msg(&m, chunk, at);
             }
@@ -427,22 +425,10 @@ impl RouteConn<'_> {
         Ok(())
     }
 
-    /// The JSON of an `op` (`INFO`, `CONNECT`); bad JSON closes the route, logged.
-    fn decode<T: serde::de::DeserializeOwned>(
-        &self,
-        op: &str,
-        json: &[u8],
-    ) -> Result<T, CloseReason> {
-        serde_json::from_slice(json).map_err(|e| {
-            log::error!("{} - {op}: {e}", self.prefix());
-            CloseReason::ProtocolViolation
-        })
-    }
-
     /// `CONNECT` on an accepted route (nats-server's `processRouteConnect`).
     fn on_connect(&mut self, json: &[u8]) -> Result<(), CloseReason> {
         let p = self.prefix();
-        let c: RouteConnect = self.decode("CONNECT", json)?;
+        let c: RouteConnect = self.link.decode("CONNECT", json)?;
         if !c.lang.is_empty() {
             // A client on the route port.
             self.send(b"-ERR 'attempted to connect to route port'\r\n");
@@ -472,7 +458,7 @@ impl RouteConn<'_> {
     /// `INFO` (nats-server's `processRouteInfo`).
     fn on_info(&mut self, json: &[u8]) -> Result<(), CloseReason> {
         let p = self.prefix();
-        let info: RouteInfo = self.decode("INFO", json)?;
+        let info: RouteInfo = self.link.decode("INFO", json)?;
         if info.server_id == self.shared.server_id {
             // A route to ourselves (our own address among the routes, or gossip of it).
             log::debug!(

@@ -282,6 +282,28 @@ impl Link {
         Ping::Send
     }
 
+    /// The JSON of an `op` (`INFO`, `CONNECT`); bad JSON ends the connection, logged.
+    pub(crate) fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        op: &str,
+        json: &[u8],
+    ) -> Result<T, CloseReason> {
+        serde_json::from_slice(json).map_err(|e| {
+            log::error!("{} - {op}: {e}", self.client.log_prefix());
+            CloseReason::ProtocolViolation
+        })
+    }
+
+    /// Traces a received message: its control line (`plain`: the protocol's name for a
+    /// message without headers, `RMSG` or `LMSG`) and its payload.
+    pub(crate) fn trace_msg(&self, plain: &str, m: &crate::protocol::route::RoutedMsg<'_>) {
+        let p = self.client.log_prefix();
+        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let op = if m.headers.is_some() { "HMSG" } else { plain };
+        log::trace!("{p} - <<- [{op} {}]", s(m.args));
+        log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(m.payload));
+    }
+
     /// A PONG came: nothing is outstanding, and the round trip is the connection's RTT.
     pub(crate) fn pong(&mut self) {
         self.pings_out = 0;
