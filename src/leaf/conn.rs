@@ -360,6 +360,9 @@ impl LeafConn<'_> {
     ) -> Result<(), CloseReason> {
         let p = self.prefix();
         let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        if self.trace {
+            self.link.trace_in(&op);
+        }
         match &op {
             RouteOp::Connect(_) | RouteOp::Info(_) | RouteOp::Ping | RouteOp::Pong => {}
             RouteOp::Err(_) => {}
@@ -378,15 +381,11 @@ impl LeafConn<'_> {
         match op {
             RouteOp::Ping => {
                 if self.trace {
-                    log::trace!("{p} - <<- [PING]");
                     log::trace!("{p} - ->> [PONG]");
                 }
                 self.send(crate::protocol::PONG);
             }
             RouteOp::Pong => {
-                if self.trace {
-                    log::trace!("{p} - <<- [PONG]");
-                }
                 self.link.pong();
             }
             RouteOp::Ok => {}
@@ -402,44 +401,18 @@ impl LeafConn<'_> {
                 }
             }
             RouteOp::Connect(json) => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [CONNECT {}]",
-                        crate::protocol::redact_secrets(json)
-                    );
-                }
                 return self.on_connect(json);
             }
             RouteOp::Info(json) => {
-                if self.trace {
-                    log::trace!("{p} - <<- [INFO {}]", s(json));
-                }
                 return self.on_info(json);
             }
             RouteOp::Sub { subject, queue, .. } => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [LS+ {}{}]",
-                        s(subject),
-                        queue.map_or_else(String::new, |(q, w)| format!(" {} {w}", s(q)))
-                    );
-                }
                 return self.on_sub(subject, queue);
             }
             RouteOp::Unsub { subject, queue, .. } => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [LS- {}{}]",
-                        s(subject),
-                        queue.map_or_else(String::new, |q| format!(" {}", s(q)))
-                    );
-                }
                 self.on_unsub(subject, queue);
             }
             RouteOp::Msg(m) => {
-                if self.trace {
-                    self.link.trace_msg("LMSG", &m);
-                }
                 self.on_msg(&m, chunk, at);
             }
         }

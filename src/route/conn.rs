@@ -337,6 +337,9 @@ impl RouteConn<'_> {
     ) -> Result<(), CloseReason> {
         let p = self.prefix();
         let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        if self.trace {
+            self.link.trace_in(&op);
+        }
         if self.awaiting_connect
             && !matches!(op, RouteOp::Connect(_))
             && self.routes.config.authorization.is_some()
@@ -348,15 +351,11 @@ impl RouteConn<'_> {
         match op {
             RouteOp::Ping => {
                 if self.trace {
-                    log::trace!("{p} - <<- [PING]");
                     log::trace!("{p} - ->> [PONG]");
                 }
                 self.send(crate::protocol::PONG);
             }
             RouteOp::Pong => {
-                if self.trace {
-                    log::trace!("{p} - <<- [PONG]");
-                }
                 self.link.pong();
             }
             RouteOp::Ok => {}
@@ -365,18 +364,9 @@ impl RouteConn<'_> {
                 return Err(CloseReason::ParseError);
             }
             RouteOp::Connect(json) => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [CONNECT {}]",
-                        crate::protocol::redact_secrets(json)
-                    );
-                }
                 return self.on_connect(json);
             }
             RouteOp::Info(json) => {
-                if self.trace {
-                    log::trace!("{p} - <<- [INFO {}]", s(json));
-                }
                 return self.on_info(json);
             }
             RouteOp::Sub {
@@ -384,17 +374,6 @@ impl RouteConn<'_> {
                 subject,
                 queue,
             } => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [RS+ {} {}{}]",
-                        s(account),
-                        s(subject),
-                        match queue {
-                            Some((q, w)) => format!(" {} {w}", s(q)),
-                            None => String::new(),
-                        }
-                    );
-                }
                 self.on_remote_sub(account, subject, queue);
             }
             RouteOp::Unsub {
@@ -402,23 +381,9 @@ impl RouteConn<'_> {
                 subject,
                 queue,
             } => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [RS- {} {}{}]",
-                        s(account),
-                        s(subject),
-                        match queue {
-                            Some(q) => format!(" {}", s(q)),
-                            None => String::new(),
-                        }
-                    );
-                }
                 self.on_remote_unsub(account, subject, queue);
             }
             RouteOp::Msg(m) => {
-                if self.trace {
-                    self.link.trace_msg("RMSG", &m);
-                }
                 self.on_msg(&m, chunk, at);
             }
         }

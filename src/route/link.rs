@@ -294,14 +294,61 @@ impl Link {
         })
     }
 
-    /// Traces a received message: its control line (`plain`: the protocol's name for a
-    /// message without headers, `RMSG` or `LMSG`) and its payload.
-    pub(crate) fn trace_msg(&self, plain: &str, m: &crate::protocol::route::RoutedMsg<'_>) {
+    /// Traces a received operation as nats-server does (`<<- [RS+ $G foo]`, a message's
+    /// control line then its payload, `CONNECT` with its secrets redacted); `+OK` and
+    /// `-ERR` are logged by the reader, not traced here.
+    pub(crate) fn trace_in(&self, op: &RouteOp<'_>) {
         let p = self.client.log_prefix();
         let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        let op = if m.headers.is_some() { "HMSG" } else { plain };
-        log::trace!("{p} - <<- [{op} {}]", s(m.args));
-        log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(m.payload));
+        // The account, on a route; a leafnode connection's operations have none.
+        let acc = |a: &[u8]| match self.dialect {
+            Dialect::Route => format!("{} ", s(a)),
+            Dialect::Leaf => String::new(),
+        };
+        let kind = match self.dialect {
+            Dialect::Route => 'R',
+            Dialect::Leaf => 'L',
+        };
+        let text = match op {
+            RouteOp::Ping => "PING".to_owned(),
+            RouteOp::Pong => "PONG".to_owned(),
+            RouteOp::Ok | RouteOp::Err(_) => return,
+            RouteOp::Connect(json) => {
+                format!("CONNECT {}", crate::protocol::redact_secrets(json))
+            }
+            RouteOp::Info(json) => format!("INFO {}", s(json)),
+            RouteOp::Sub {
+                account,
+                subject,
+                queue,
+            } => format!(
+                "{kind}S+ {}{}{}",
+                acc(account),
+                s(subject),
+                queue.map_or_else(String::new, |(q, w)| format!(" {} {w}", s(q)))
+            ),
+            RouteOp::Unsub {
+                account,
+                subject,
+                queue,
+            } => format!(
+                "{kind}S- {}{}{}",
+                acc(account),
+                s(subject),
+                queue.map_or_else(String::new, |q| format!(" {}", s(q)))
+            ),
+            RouteOp::Msg(m) => {
+                let op = match (m.headers.is_some(), kind) {
+                    (true, _) => "HMSG",
+                    (false, 'R') => "RMSG",
+                    (false, _) => "LMSG",
+                };
+                log::trace!("{p} - <<- [{op} {}]", s(m.args));
+                log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(m.payload));
+                return;
+            }
+        };
+        log::trace!("{p} - <<- [{text}]");
     }
 
     /// A PONG came: nothing is outstanding, and the round trip is the connection's RTT.
