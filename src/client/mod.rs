@@ -15,6 +15,7 @@
 //! Either way the client's own reader thread wakes up from its blocking read and is the one
 //! that removes the subscriptions and unregisters the client.
 
+mod leaf;
 mod service;
 mod snapshot;
 mod subscription;
@@ -238,9 +239,7 @@ pub struct Client {
     /// This connection is a route to another server, not a client (set before it is
     /// shared; see [`Client::into_route`]).
     route: bool,
-    /// This connection is a leafnode connection (`crate::leaf`): `Some(true)` when it is
-    /// our connection to a hub (we are the spoke: we solicited it), `Some(false)` when a
-    /// leaf connected to us (set before it is shared; see [`Client::into_leaf`]).
+    /// A leafnode connection: `Some(spoke)`, set before it is shared (see `leaf.rs`).
     leaf: Option<bool>,
     /// For a service of the server ([`Client::new_service`]): where its messages go instead
     /// of a socket.
@@ -361,33 +360,6 @@ impl Client {
     #[inline]
     pub fn is_route(&self) -> bool {
         self.route
-    }
-
-    /// Marks a new connection as a leafnode connection (`crate::leaf`): its subscriptions
-    /// are remote interest and publishers send it `LMSG`. `spoke`: we solicited it, the
-    /// other side is our hub (nats-server's `isSpokeLeafNode`).
-    pub(crate) fn into_leaf(mut self, spoke: bool) -> Self {
-        self.leaf = Some(spoke);
-        self
-    }
-
-    /// Whether this connection is a leafnode connection (either role).
-    #[inline]
-    pub fn is_leaf(&self) -> bool {
-        self.leaf.is_some()
-    }
-
-    /// Whether this is our leafnode connection to a hub (we are the spoke).
-    #[inline]
-    pub fn is_spoke_leaf(&self) -> bool {
-        self.leaf == Some(true)
-    }
-
-    /// Whether this connection is another server's (a route or a leafnode connection):
-    /// its subscriptions are remote interest.
-    #[inline]
-    pub fn is_server(&self) -> bool {
-        self.route || self.leaf.is_some()
     }
 
     /// Whether this connection uses TLS.
@@ -723,11 +695,8 @@ impl Client {
     /// Once `CONNECT` gave a version, lang or name, nats-server appends them quoted, as
     /// `- "v1.30.0:go:my-service"`; so does beaver.
     pub fn log_prefix(&self) -> String {
-        if self.route {
-            return format!("{} - rid:{}", self.addr, self.cid);
-        }
-        if self.leaf.is_some() {
-            return format!("{} - lid:{}", self.addr, self.cid);
+        if let Some(kind) = self.server_kind() {
+            return format!("{} - {kind}:{}", self.addr, self.cid);
         }
         let id = self.identity.lock();
         let mut ncs = String::new();

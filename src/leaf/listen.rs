@@ -80,7 +80,7 @@ fn dial_remote(node: &Node, remote: &LeafRemote) {
     let account_name = remote
         .account
         .clone()
-        .unwrap_or_else(|| crate::account::GLOBAL_ACCOUNT.to_owned());
+        .unwrap_or_else(|| crate::config::GLOBAL_ACCOUNT.to_owned());
     let Some(account) = node.shared.accounts.get(&account_name).cloned() else {
         log::error!(
             "Unable to lookup account {account_name} for solicited leafnode connection: \

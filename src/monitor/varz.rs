@@ -322,7 +322,7 @@ impl LeafVarz {
                 local_account: r
                     .account
                     .clone()
-                    .unwrap_or_else(|| crate::account::GLOBAL_ACCOUNT.to_owned()),
+                    .unwrap_or_else(|| crate::config::GLOBAL_ACCOUNT.to_owned()),
                 urls: r
                     .urls
                     .iter()

@@ -342,7 +342,7 @@ pub(super) fn apply(
     // Accounts named by `leafnodes` exist (nats-server's `validateLeafNode`).
     if let (Some(span), Some(l)) = (span_of("leafnodes"), &cx.config.leafnodes) {
         let exists = |name: &str| {
-            name == crate::account::GLOBAL_ACCOUNT
+            name == crate::config::GLOBAL_ACCOUNT
                 || cx.config.accounts.iter().any(|a| a.name == name)
         };
         let auth = l.authorization.iter().flat_map(|a| {
