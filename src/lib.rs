@@ -43,6 +43,7 @@ pub mod client;
 pub mod close;
 pub mod config;
 pub mod delivery;
+pub mod httpdate;
 pub mod jetstream;
 pub mod leaf;
 pub mod limits;
@@ -62,6 +63,7 @@ pub mod socket;
 pub mod store;
 pub mod subjects;
 mod sync;
+pub mod websocket;
 pub mod writer;
 
 pub use config::Config;

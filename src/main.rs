@@ -3,7 +3,7 @@
 
 use beaver::config::{Cli, Config};
 use beaver::protocol::NATS_VERSION;
-use beaver::runfiles::{write_pid_file, PortsFile};
+use beaver::runfiles::{write_pid_file, OtherPorts, PortsFile};
 use beaver::server::{Server, StartError, VERSION};
 use beaver::signals::{Request, Signals};
 use std::process::ExitCode;
@@ -173,8 +173,17 @@ fn write_ports_file(
     monitoring: Option<std::net::SocketAddr>,
 ) -> Option<PortsFile> {
     let dir = config.ports_file_dir.as_ref()?;
-    let cluster = server.cluster_addr();
-    match PortsFile::write(dir, server.local_addr(), monitoring, cluster) {
+    let other = OtherPorts {
+        monitoring,
+        cluster: server.cluster_addr(),
+        websocket: server.websocket_addr().map(|a| {
+            (
+                a,
+                config.websocket.as_ref().is_some_and(|w| w.tls.is_some()),
+            )
+        }),
+    };
+    match PortsFile::write(dir, server.local_addr(), other) {
         Ok(f) => {
             log::debug!("Wrote ports file {}", f.path().display());
             Some(f)

@@ -32,17 +32,30 @@ struct Ports {
     monitoring: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     cluster: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    websocket: Vec<String>,
+}
+
+/// The listeners a ports file lists besides the client port.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OtherPorts {
+    /// The monitoring address, when monitoring is on.
+    pub monitoring: Option<SocketAddr>,
+    /// The route listen address, when clustering.
+    pub cluster: Option<SocketAddr>,
+    /// The WebSocket address and whether it is `wss`, when `websocket` is set.
+    pub websocket: Option<(SocketAddr, bool)>,
 }
 
 impl PortsFile {
-    /// Writes the ports file into `dir` for the bound client address `nats`, monitoring
-    /// address `monitoring` and route address `cluster`. The error names the file.
-    pub fn write(
-        dir: &Path,
-        nats: SocketAddr,
-        monitoring: Option<SocketAddr>,
-        cluster: Option<SocketAddr>,
-    ) -> io::Result<PortsFile> {
+    /// Writes the ports file into `dir` for the bound client address `nats` and the
+    /// `other` listeners. The error names the file.
+    pub fn write(dir: &Path, nats: SocketAddr, other: OtherPorts) -> io::Result<PortsFile> {
+        let OtherPorts {
+            monitoring,
+            cluster,
+            websocket,
+        } = other;
         let exe = std::env::args_os()
             .next()
             .and_then(|a| {
@@ -56,6 +69,9 @@ impl PortsFile {
             nats: reachable_urls("nats", nats),
             monitoring: monitoring.map_or_else(Vec::new, |m| reachable_urls("http", m)),
             cluster: cluster.map_or_else(Vec::new, |c| reachable_urls("nats", c)),
+            websocket: websocket.map_or_else(Vec::new, |(w, tls)| {
+                reachable_urls(if tls { "wss" } else { "ws" }, w)
+            }),
         };
         let json = serde_json::to_vec(&ports).map_err(io::Error::other)?;
         std::fs::write(&path, json)
@@ -84,9 +100,13 @@ mod tests {
     #[test]
     fn ports_file_error_names_the_file() {
         let dir = Path::new("/nonexistent-beaver-dir");
-        let e = PortsFile::write(dir, "127.0.0.1:4222".parse().unwrap(), None, None)
-            .err()
-            .unwrap();
+        let e = PortsFile::write(
+            dir,
+            "127.0.0.1:4222".parse().unwrap(),
+            OtherPorts::default(),
+        )
+        .err()
+        .unwrap();
         let msg = e.to_string();
         // The directory, a separator (`/` or `\\`), the file name, the OS's reason.
         assert!(

@@ -200,17 +200,29 @@ fn nats_go_js_script(script: &str, what: &str) {
     run_smoke(cmd, what);
 }
 
-/// The scratch directory with nats.js installed (`npm install nats@2`, once: the two nats.js
-/// tests run at once, and two npm installs into one directory break each other).
+/// The scratch directory with nats.js installed (`npm install nats@2`, and nats.ws with the
+/// `ws` package for the WebSocket test, once: the nats.js tests run at once, and two npm
+/// installs into one directory break each other).
 fn nats_js_dir() -> Option<PathBuf> {
     static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("js");
-    if !dir.join("node_modules/nats/package.json").exists() {
+    let installed = ["nats", "nats.ws", "ws"]
+        .iter()
+        .all(|p| dir.join(format!("node_modules/{p}/package.json")).exists());
+    if !installed {
         std::fs::write(dir.join("package.json"), "{\"private\": true}\n").expect("package.json");
         if !works(
             "npm",
-            &["install", "--no-audit", "--no-fund", "--silent", "nats@2"],
+            &[
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                "nats@2",
+                "nats.ws@1",
+                "ws@8",
+            ],
             Some(&dir),
         ) {
             return None;
@@ -250,6 +262,65 @@ fn nats_js_consumers() {
         "consumers.mjs",
         "nats.js consumers, KV and object store test",
     );
+}
+
+/// A beaver with a `ws://` listener on a random port: (the server, `ws://` URL, `nats://` URL).
+/// With `compression`, clients that offer `permessage-deflate` (nats.ws on Node's `ws`
+/// does) get it.
+fn beaver_with_websocket(tag: &str, compression: bool) -> (ServerProcess, String, String) {
+    let dir = scratch(&format!("ws-{tag}"));
+    let conf = dir.join("ws.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "websocket {{ host: 127.0.0.1, port: -1, no_tls: true, compression: {compression} }}\n"
+        ),
+    )
+    .expect("write ws.conf");
+    let server = ServerProcess::beaver(&["-c", conf.to_str().expect("utf-8 path")]);
+    let ws = server
+        .websocket_port()
+        .expect("the websocket port is logged");
+    let urls = (format!("ws://127.0.0.1:{ws}"), server.url());
+    (server, urls.0, urls.1)
+}
+
+/// nats.ws (the JavaScript client for browsers, on Node with the `ws` package) over
+/// WebSocket and nats.js over TCP exchange messages, headers and requests through beaver
+/// (tests/official/websocket.mjs).
+#[test]
+fn nats_ws_websocket() {
+    if !works("node", &["--version"], None) {
+        return unavailable("node");
+    }
+    let Some(dir) = nats_js_dir() else {
+        return unavailable("npm install nats@2 nats.ws@1 ws@8");
+    };
+    std::fs::copy(
+        format!("{OFFICIAL}/websocket.mjs"),
+        dir.join("websocket.mjs"),
+    )
+    .expect("copy websocket.mjs");
+    let (_server, ws, nats) = beaver_with_websocket("js", true);
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&dir).arg("websocket.mjs").arg(ws).arg(nats);
+    run_smoke(cmd, "nats.ws WebSocket test");
+}
+
+/// nats.py with a `ws://` URL (aiohttp) and nats.py over TCP exchange messages, headers and
+/// requests through beaver (tests/official/websocket.py).
+#[test]
+fn nats_py_websocket() {
+    let python = std::env::var("BEAVER_PYTHON").unwrap_or_else(|_| "python3".into());
+    if !works(&python, &["-c", "import nats, aiohttp"], None) {
+        return unavailable("python3 with nats-py and aiohttp (pip install nats-py aiohttp)");
+    }
+    let (_server, ws, nats) = beaver_with_websocket("py", false);
+    let mut cmd = Command::new(&python);
+    cmd.arg(format!("{OFFICIAL}/websocket.py"))
+        .arg(ws)
+        .arg(nats);
+    run_smoke(cmd, "nats.py WebSocket test");
 }
 
 /// Runs the nats.js script `script` against `beaver -js` on a fresh store.

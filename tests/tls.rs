@@ -484,3 +484,78 @@ fn key_file_not_matching_cert_file() {
         assert!(!stderr.contains("KeyMismatch"), "{stderr}");
     }
 }
+
+/// `wss://`: the WebSocket listener's own `tls` block (the client port stays plain); the
+/// TLS handshake, then the upgrade and NATS in frames, all encrypted.
+#[test]
+fn websocket_over_tls() {
+    let certs = Certs::new("wss");
+    let config = certs.path("wss.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "websocket {{\n  listen: \"127.0.0.1:-1\"\n  tls {{ cert_file: {:?}, key_file: {:?} }}\n}}\n",
+            certs.arg("server-cert.pem"),
+            certs.arg("server-key.pem")
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::beaver(&["-c", config.to_str().unwrap()]);
+    assert!(server.wait_for_log("Listening for websocket clients on wss://127.0.0.1:"));
+    let port = server.websocket_port().unwrap();
+
+    let mut roots = rustls::RootCertStore::empty();
+    let ca_pem = std::fs::read(certs.path("ca.pem")).unwrap();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca_pem) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let client_config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(LIMIT)).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(client_config), name).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    tls.write_all(
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let want_head: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+        Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+    // The answer, then INFO in a binary frame (its payload ends with CR LF).
+    while got.len() < want_head.len() + 2 || !got.ends_with(b"\r\n") {
+        let n = tls.read(&mut buf).expect("the upgrade's answer over TLS");
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert!(
+        got.starts_with(want_head),
+        "{}",
+        String::from_utf8_lossy(&got)
+    );
+    let info = &got[want_head.len()..];
+    assert_eq!(info[0], 0x82, "INFO in a final binary frame");
+    assert!(String::from_utf8_lossy(info).contains("INFO {"));
+    // CONNECT and PING in one masked frame; PONG comes back in a frame.
+    let payload = b"CONNECT {\"verbose\":false}\r\nPING\r\n";
+    let mask = [1u8, 2, 3, 4];
+    let mut frame = vec![0x82, 0x80 | payload.len() as u8];
+    frame.extend(mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    tls.write_all(&frame).unwrap();
+    let mut got = Vec::new();
+    while !got.ends_with(b"PONG\r\n") {
+        let n = tls.read(&mut buf).expect("PONG over wss");
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(got, b"\x82\x06PONG\r\n");
+}

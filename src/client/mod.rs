@@ -241,6 +241,9 @@ pub struct Client {
     route: bool,
     /// A leafnode connection: `Some(spoke)`, set before it is shared (see `leaf.rs`).
     leaf: Option<bool>,
+    /// A WebSocket client: what the writers need to frame its output (set before it is
+    /// shared; see [`Client::into_websocket`]).
+    pub(crate) websocket: Option<crate::websocket::Framing>,
     /// For a service of the server ([`Client::new_service`]): where its messages go instead
     /// of a socket.
     service: Option<Arc<dyn Service>>,
@@ -315,6 +318,7 @@ impl Client {
             tls: tls.map(|t| Mutex::new(Some(t))),
             route: false,
             leaf: None,
+            websocket: None,
             service: None,
         }
     }
@@ -354,6 +358,19 @@ impl Client {
     pub(crate) fn into_route(mut self) -> Self {
         self.route = true;
         self
+    }
+
+    /// Marks an accepted connection as a WebSocket client, before it is shared: its output
+    /// is framed by the writers once its reader has answered the upgrade.
+    pub(crate) fn into_websocket(mut self) -> Self {
+        self.websocket = Some(crate::websocket::Framing::new());
+        self
+    }
+
+    /// Whether this is a WebSocket client.
+    #[inline]
+    pub fn is_websocket(&self) -> bool {
+        self.websocket.is_some()
     }
 
     /// Whether this connection is a route to another server.
@@ -617,6 +634,15 @@ impl Client {
         Enqueued::Queued
     }
 
+    /// Queues bytes the writer sends as they are, after everything queued before: a
+    /// WebSocket control frame (see [`Batch::verbatim`]). Not counted against `max_pending`:
+    /// a control frame is at most 127 bytes and answers the client's own.
+    pub(crate) fn queue_verbatim(self: &Arc<Self>, bytes: Vec<u8>) {
+        if let Some(token) = self.outbound.push(Batch::verbatim(bytes)) {
+            self.ring(token);
+        }
+    }
+
     /// Wakes a writer for this client even though nothing is queued: a TLS session has
     /// records of its own to send (an alert, a key update). The empty batch takes the
     /// scheduled token like any other, so the usual wake-up protocol applies.
@@ -698,6 +724,12 @@ impl Client {
         if let Some(kind) = self.server_kind() {
             return format!("{} - {kind}:{}", self.addr, self.cid);
         }
+        // nats-server's prefix for WebSocket clients.
+        let kind = if self.websocket.is_some() {
+            "wid"
+        } else {
+            "cid"
+        };
         let id = self.identity.lock();
         let mut ncs = String::new();
         if !id.version.is_empty() {
@@ -712,9 +744,9 @@ impl Client {
             }
         }
         if ncs.is_empty() {
-            format!("{} - cid:{}", self.addr, self.cid)
+            format!("{} - {kind}:{}", self.addr, self.cid)
         } else {
-            format!("{} - cid:{} - {:?}", self.addr, self.cid, ncs)
+            format!("{} - {kind}:{} - {:?}", self.addr, self.cid, ncs)
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct ClientSnapshot {
     pub tls_version: String,
     /// See `tls_version`.
     pub tls_cipher: String,
+    /// A WebSocket client (`/connz` shows `"type": "websocket"`).
+    pub websocket: bool,
     /// The authorized user (see [`Client::authorized_user`]).
     pub authorized_user: String,
     /// The account's name, empty for the global account `$G` (as `/connz` shows it).
@@ -60,6 +62,7 @@ impl ClientSnapshot {
             version,
             tls_version,
             tls_cipher,
+            websocket: client.is_websocket(),
             authorized_user: client.authorized_user(),
             account: if account.is_global() {
                 String::new()

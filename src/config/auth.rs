@@ -188,6 +188,10 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
                 .map_err(|e| format!("accounts.{}.default_permissions: {e}", acc.name))?;
         }
     }
+    if let Some(ws) = &config.websocket {
+        ws.check_block()?;
+        ws.check_auth(!seen.is_empty(), &|name| seen.contains(name))?;
+    }
     if let Some(name) = &config.no_auth_user {
         if !seen.contains(name.as_str()) {
             return Err(format!(

@@ -29,12 +29,14 @@ mod natsfile;
 mod options;
 pub mod reload_rules;
 pub mod units;
+mod websocket;
 
 pub use auth::{
     split_queue, AccountConfig, Authorization, Permissions, SubjectPermission, Tls, User,
     DEFAULT_AUTH_TIMEOUT, DEFAULT_TLS_TIMEOUT,
 };
 pub use cli::Cli;
+pub use websocket::{WebSocket, WebSocketAuth, DEFAULT_HANDSHAKE_TIMEOUT};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -158,6 +160,8 @@ pub struct Config {
     /// JetStream (`jetstream`, `-js`); `None`: off, and `$JS.API` requests get no
     /// responders.
     pub jetstream: Option<JetStream>,
+    /// The WebSocket listener (`websocket`, `ws`); `None`: none.
+    pub websocket: Option<WebSocket>,
 }
 
 /// The `jetstream` block (nats-server's `JetStreamConfig` options: `store_dir`,
@@ -357,6 +361,7 @@ impl Default for Config {
             leafnodes: None,
             store_dir: None,
             jetstream: None,
+            websocket: None,
         };
         options::apply_defaults(&mut config);
         config

@@ -47,8 +47,6 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "no_header_support",
     "connect_error_reports",
     "reconnect_error_reports",
-    "websocket",
-    "ws",
     "mqtt",
     "server_tags",
     "default_js_domain",

@@ -132,6 +132,8 @@ pub(crate) enum Block {
     Cluster,
     /// `leafnodes { listen, host, port, authorization, remotes, reconnect }`.
     LeafNodes,
+    /// `websocket { listen, host, port, no_tls, tls, same_origin, allowed_origins, ... }`.
+    WebSocket,
     /// `jetstream { store_dir, max_memory_store, max_file_store, sync_interval }`, or
     /// `jetstream: enabled` / `true`.
     JetStream,

@@ -41,7 +41,7 @@ pub struct ConnInfo {
     pub cid: u64,
     /// Always `Client`.
     pub kind: &'static str,
-    /// Always `nats`.
+    /// `nats`, or `websocket` for a WebSocket client.
     #[serde(rename = "type")]
     pub conn_type: &'static str,
     /// The client's IP address.
@@ -117,7 +117,11 @@ impl ConnInfo {
         let mut info = ConnInfo {
             cid: client.cid,
             kind: "Client",
-            conn_type: "nats",
+            conn_type: if client.websocket {
+                "websocket"
+            } else {
+                "nats"
+            },
             ip: client.addr.ip().to_string(),
             port: client.addr.port(),
             start: GoTime(client.start),

@@ -4,8 +4,8 @@
 //! Field names, order and formats are nats-server 2.9.10's. beaver leaves out `go` and
 //! `gomaxprocs` (there is no Go runtime) and `system_account` (beaver has no system
 //! account), and adds `beaver_version`. The sections for features beaver does not have
-//! (`cluster`, `gateway`, `leaf`, `mqtt`, `websocket`, `jetstream`) are empty objects, as
-//! nats-server shows them when those features are off.
+//! (`gateway`, `leaf`, `mqtt`) are empty objects, as nats-server shows them when those
+//! features are off; so are `cluster`, `websocket` and `jetstream` when off.
 
 use super::json::{go_float, is_zero, uptime, GoTime};
 use crate::client::Traffic;
@@ -15,6 +15,55 @@ use crate::shared::{Shared, VERSION};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
+
+/// `/varz` `websocket`: nats-server's `WebsocketOptsVarz`, empty fields left out (so `{}`
+/// without a WebSocket listener).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WebSocketVarz {
+    /// Listen host.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub host: String,
+    /// The bound port.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub port: u16,
+    /// `advertise`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub advertise: String,
+    /// `handshake_timeout` in nanoseconds, when set.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handshake_timeout: u64,
+    /// `no_tls`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_tls: bool,
+    /// `same_origin`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub same_origin: bool,
+    /// `allowed_origins`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
+    /// `compression`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compression: bool,
+}
+
+impl WebSocketVarz {
+    /// The section for `ws` (bound at `addr`), `{}` without it.
+    fn of(ws: Option<&crate::config::WebSocket>, addr: Option<std::net::SocketAddr>) -> Self {
+        let (Some(ws), Some(addr)) = (ws, addr) else {
+            return WebSocketVarz::default();
+        };
+        WebSocketVarz {
+            host: ws.host.clone(),
+            port: addr.port(),
+            advertise: ws.advertise.clone().unwrap_or_default(),
+            handshake_timeout: u64::try_from(ws.handshake_timeout.as_nanos()).unwrap_or(u64::MAX),
+            no_tls: ws.no_tls,
+            same_origin: ws.same_origin,
+            allowed_origins: ws.allowed_origins.clone(),
+            compression: ws.compression,
+        }
+    }
+}
 
 /// An empty JSON object (`{}`), for the sections of features beaver does not have.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -115,8 +164,9 @@ pub struct Varz {
     pub leaf: LeafVarz,
     /// MQTT: not supported, `{}`.
     pub mqtt: Empty,
-    /// Websockets: not supported, `{}`.
-    pub websocket: Empty,
+    /// The WebSocket listener's settings (`{}` without one), as nats-server's
+    /// `WebsocketOptsVarz`.
+    pub websocket: WebSocketVarz,
     /// JetStream: its configuration and use (`{}` when off).
     pub jetstream: super::jsz::JsVarz,
     /// TLS handshake timeout, seconds (default 2).
@@ -226,7 +276,7 @@ pub fn varz(
         gateway: Empty {},
         leaf: LeafVarz::of(leafs),
         mqtt: Empty {},
-        websocket: Empty {},
+        websocket: WebSocketVarz::of(config.websocket.as_ref(), shared.websocket_addr),
         jetstream: super::jsz::varz_section(jetstream),
         tls_timeout: config.tls.as_ref().map_or(NATS_DEFAULT_TIMEOUT_SECS, |t| {
             t.effective_timeout().as_secs_f64()

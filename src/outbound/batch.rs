@@ -48,6 +48,7 @@ pub struct Batch {
     msgs: u64,
     msg_bytes: u64,
     close: bool,
+    verbatim: bool,
 }
 
 impl Batch {
@@ -68,6 +69,22 @@ impl Batch {
     /// Whether this is a close marker.
     pub fn is_close(&self) -> bool {
         self.close
+    }
+
+    /// A batch of bytes already in their final form, which a writer that encodes output
+    /// (WebSocket framing) sends as they are: a WebSocket control frame. For other
+    /// connections it is an ordinary batch.
+    pub fn verbatim(bytes: Vec<u8>) -> Self {
+        Batch {
+            buf: bytes,
+            verbatim: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether this batch is [`Batch::verbatim`].
+    pub fn is_verbatim(&self) -> bool {
+        self.verbatim
     }
 
     /// Bytes this batch puts on the wire.
@@ -127,6 +144,7 @@ impl Batch {
         self.msgs = 0;
         self.msg_bytes = 0;
         self.close = false;
+        self.verbatim = false;
     }
 
     /// The batch's wire bytes as consecutive non-empty pieces.

@@ -26,12 +26,14 @@ pub struct Output {
     pub blocked_since: Option<Instant>,
     /// Next retry delay after a write found the socket full.
     pub retry_delay: Duration,
-    /// TLS clients: ciphertext produced from written batches and not yet on the socket.
-    pub tls_out: Vec<u8>,
-    /// Bytes of `tls_out` already written.
-    pub tls_off: usize,
-    /// TLS clients: `close_notify` has been queued in `tls_out` (graceful close).
-    pub tls_close_sent: bool,
+    /// TLS and WebSocket clients: the bytes made from batches taken off the queue
+    /// (ciphertext, frames) and not yet on the socket.
+    pub wire: Vec<u8>,
+    /// Bytes of `wire` already written.
+    pub wire_off: usize,
+    /// The last bytes of a graceful close (a TLS `close_notify`, a WebSocket close frame)
+    /// are in `wire`: once it is written, the socket is shut.
+    pub wire_close_sent: bool,
 }
 
 impl Output {
@@ -104,8 +106,8 @@ impl Output {
         }
         self.offset = 0;
         self.inflight_bytes = 0;
-        self.tls_out.clear();
-        self.tls_off = 0;
+        self.wire.clear();
+        self.wire_off = 0;
         queue.written(dropped);
     }
 

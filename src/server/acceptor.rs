@@ -1,21 +1,38 @@
-//! The acceptor thread: `accept()` in a loop, one reader thread per connection.
+//! The acceptor threads: `accept()` in a loop, one reader thread per connection; one for
+//! the client port, one for the WebSocket port.
 
 use super::Shared;
 use crate::listen::AcceptLoop;
 use std::io;
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Starts the acceptor. It exits when the server is shutting down or enters lame-duck mode
-/// (woken by [`AcceptLoop::stop`]).
+/// What an acceptor does with a connection: start its reader.
+pub(super) type Start = Box<dyn Fn(&Arc<Shared>, TcpStream, SocketAddr) -> io::Result<()> + Send>;
+
+/// Starts the client acceptor. It exits when the server is shutting down or enters lame-duck
+/// mode (woken by [`AcceptLoop::stop`]).
 pub(super) fn spawn(shared: Arc<Shared>, listener: TcpListener) -> io::Result<AcceptLoop> {
-    AcceptLoop::spawn("beaver-acceptor", 256 * 1024, listener, move |l| {
-        run(shared, l)
-    })
+    spawn_with(
+        "beaver-acceptor",
+        shared,
+        listener,
+        Box::new(crate::session::spawn),
+    )
 }
 
-fn run(shared: Arc<Shared>, listener: &TcpListener) {
+/// Starts an acceptor thread named `name` that hands each connection to `start`.
+pub(super) fn spawn_with(
+    name: &'static str,
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    start: Start,
+) -> io::Result<AcceptLoop> {
+    AcceptLoop::spawn(name, 256 * 1024, listener, move |l| run(shared, l, &start))
+}
+
+fn run(shared: Arc<Shared>, listener: &TcpListener, start: &Start) {
     // After an accept error (e.g. out of file descriptors) back off, as nats-server does,
     // from 10 ms doubling up to 1 s, instead of spinning.
     let mut backoff = Duration::from_millis(10);
@@ -27,7 +44,7 @@ fn run(shared: Arc<Shared>, listener: &TcpListener) {
                     return;
                 }
                 backoff = Duration::from_millis(10);
-                if let Err(e) = crate::session::spawn(&shared, stream, addr) {
+                if let Err(e) = start(&shared, stream, addr) {
                     log::error!("Error starting client connection from {addr}: {e}");
                 }
             }

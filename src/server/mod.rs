@@ -39,6 +39,50 @@ use std::time::{Duration, Instant};
 
 pub use crate::shared::VERSION;
 
+/// The authentication of a WebSocket listener with credentials of its own (nats-server's
+/// "auth override"): with the server's `users`, its `no_auth_user` replaces the server's;
+/// without, its `user`/`password` or `token` replace the server's `authorization`. Its
+/// `timeout`, when set, replaces the server's authentication timeout.
+fn websocket_authenticator(
+    config: &Config,
+    ws: &crate::config::WebSocket,
+    accounts: &Accounts,
+) -> crate::client::Authenticator {
+    let mut c = config.clone();
+    let server_timeout = c
+        .authorization
+        .as_ref()
+        .map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| {
+            a.effective_timeout()
+        });
+    let timeout = match ws.authorization.as_ref().map(|a| a.timeout) {
+        Some(t) if !t.is_zero() => t,
+        _ => server_timeout,
+    };
+    let has_users = c
+        .authorization
+        .as_ref()
+        .is_some_and(|a| !a.users.is_empty())
+        || c.accounts.iter().any(|a| !a.users.is_empty());
+    if has_users {
+        c.no_auth_user = ws.no_auth_user.clone();
+        if let Some(a) = c.authorization.as_mut() {
+            a.timeout = timeout;
+        }
+    } else {
+        let a = ws.authorization.clone().unwrap_or_default();
+        c.authorization = Some(crate::config::Authorization {
+            user: a.user,
+            password: a.password,
+            token: a.token,
+            users: Vec::new(),
+            timeout,
+        });
+        c.no_auth_user = None;
+    }
+    crate::client::Authenticator::new(&c, accounts)
+}
+
 /// How long shutdown waits for queued output to be written before cutting connections.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -57,6 +101,8 @@ pub struct Server {
     leafs: Option<Arc<Leafnodes>>,
     /// The leafnode listener thread, when listening for leafs.
     leaf_acceptor: Option<AcceptLoop>,
+    /// The WebSocket listener thread and its bound address, when `websocket` is set.
+    ws_acceptor: Option<(AcceptLoop, SocketAddr)>,
     writers: Option<WriterPool>,
     monitor: Option<Monitor>,
     /// JetStream, when enabled.
@@ -164,6 +210,34 @@ impl Server {
             }
             None => None,
         };
+        // WebSocket: bound before anything starts, like the other ports.
+        let ws_listener = match &config.websocket {
+            Some(ws) => {
+                let tls = match &ws.tls {
+                    Some(t) => Some(
+                        crate::auth::tls::server_config(t)
+                            .map_err(|e| StartError::Tls(format!("websocket: {e}")))?,
+                    ),
+                    None => None,
+                };
+                let origins = crate::websocket::Origins::new(ws.same_origin, &ws.allowed_origins)
+                    .map_err(|e| {
+                    StartError::Listen(io::Error::other(format!("websocket: {e}")))
+                })?;
+                let l = crate::listen::bind(&ws.host, ws.bind_port())?;
+                let context = Arc::new(crate::session::WebSocketListener {
+                    tls,
+                    origins,
+                    handshake_timeout: ws.effective_handshake_timeout(),
+                    compression: ws.compression,
+                    auth: ws
+                        .auth_override()
+                        .then(|| websocket_authenticator(&config, ws, &accounts)),
+                });
+                Some((l, context, ws.host.clone()))
+            }
+            None => None,
+        };
         let monitor_listener = if config.monitoring() {
             Some(Monitor::bind(&config).map_err(StartError::Monitor)?)
         } else {
@@ -207,6 +281,7 @@ impl Server {
             ready_rx,
             pool.clone(),
             write_deadline.clone(),
+            config.websocket.as_ref().is_some_and(|w| w.compression),
         )?;
         let cluster: Option<Arc<dyn crate::shared::Cluster>> =
             routes.clone().map(|r| r as Arc<dyn crate::shared::Cluster>);
@@ -222,6 +297,10 @@ impl Server {
                 write_deadline,
                 server_id,
                 local_addr,
+                websocket_addr: match &ws_listener {
+                    Some((l, _, _)) => Some(l.local_addr()?),
+                    None => None,
+                },
                 cluster,
                 leafnodes: leafs
                     .clone()
@@ -263,6 +342,25 @@ impl Server {
             }
             None => None,
         };
+        let ws_acceptor = match ws_listener {
+            Some((l, context, host)) => {
+                let addr = l.local_addr()?;
+                let scheme = if context.tls.is_some() { "wss" } else { "ws" };
+                log::info!(
+                    "Listening for websocket clients on {scheme}://{}",
+                    crate::listen::join_host_port(&host, addr.port())
+                );
+                if context.tls.is_none() {
+                    log::warn!("Websocket not configured with TLS. DO NOT USE IN PRODUCTION!");
+                }
+                let start: acceptor::Start = Box::new(move |shared, stream, peer| {
+                    crate::session::spawn_websocket(shared, &context, stream, peer)
+                });
+                let a = acceptor::spawn_with("beaver-ws-acceptor", shared.clone(), l, start)?;
+                Some((a, addr))
+            }
+            None => None,
+        };
         let mut server = Server {
             shared,
             routes,
@@ -270,6 +368,7 @@ impl Server {
             route_acceptor,
             leafs,
             leaf_acceptor,
+            ws_acceptor,
             writers: Some(writers),
             monitor: None,
             jetstream,
@@ -299,6 +398,11 @@ impl Server {
     /// The shared state (for monitoring and tests).
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The bound WebSocket listen address, when `websocket` is set.
+    pub fn websocket_addr(&self) -> Option<SocketAddr> {
+        self.ws_acceptor.as_ref().map(|(_, addr)| *addr)
     }
 
     /// The bound route listen address, when clustering.
@@ -336,6 +440,9 @@ impl Server {
     /// [`AcceptLoop::stop`]).
     fn stop_accepting(&mut self) {
         self.acceptor.stop();
+        if let Some((a, _)) = self.ws_acceptor.as_mut() {
+            a.stop();
+        }
     }
 
     /// Lame-duck mode (SIGUSR2), as nats-server's `lameDuckMode`: stop accepting clients,

@@ -10,8 +10,13 @@ impl Connection {
     /// in plain text straight from this thread (nothing else is queued yet), then the
     /// handshake runs here too; after it, every byte to the client goes through its writer.
     pub(super) fn greet(&mut self) -> Result<(), Closing> {
-        let info = self.shared.info_line(&self.client);
-        if self.client.is_tls() {
+        let info = self
+            .shared
+            .info_line_auth(&self.client, false, self.auth().required());
+        if self.is_websocket() {
+            // TLS (wss) and the upgrade first; INFO then goes out framed, as below.
+            self.websocket_handshake()?;
+        } else if self.client.is_tls() {
             if let Err(e) = self
                 .socket
                 .write_all_until(&info, self.handshake_deadline())
@@ -30,7 +35,7 @@ impl Connection {
                 return Err(Closing::new(CloseReason::MaxConnectionsExceeded, None));
             }
             self.tls_handshake()?;
-            self.auth_deadline = Instant::now() + self.shared.auth.timeout();
+            self.auth_deadline = Instant::now() + self.auth().timeout();
             return Ok(());
         }
         self.send(&info);
@@ -113,9 +118,9 @@ impl Connection {
             log::error!("{} - CONNECT: {e}", self.client.log_prefix());
             return Err(Closing::new(CloseReason::ProtocolViolation, None));
         }
-        if self.shared.auth.required() {
+        if self.auth().required() {
             // Every CONNECT is checked, a repeated one too (as nats-server does).
-            match self.shared.auth.authenticate(&self.opts) {
+            match self.auth().authenticate(&self.opts) {
                 Ok(login) => self.login(login)?,
                 Err(e) => return Err(self.auth_violation(&e.0)),
             }

@@ -23,6 +23,10 @@ mod publish;
 mod subs;
 mod tls;
 mod trace;
+mod websocket;
+
+pub(crate) use websocket::spawn_websocket;
+pub use websocket::WebSocketListener;
 
 use crate::auth::{Permissions, PubCache};
 use crate::client::{lock_session, Account, Client, Login, StallPolicy, Subscription};
@@ -79,9 +83,21 @@ impl From<ParseError> for Closing {
 /// Accepts a connection: registers it and starts its reader thread. On failure the
 /// connection is closed and the error returned.
 pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -> io::Result<()> {
+    start(shared, stream, addr, shared.tls.as_ref(), None)
+}
+
+/// [`spawn`]'s body: `tls` is the listener's TLS configuration, `ws` the reader's WebSocket
+/// state for a client of the WebSocket listener.
+fn start(
+    shared: &Arc<Shared>,
+    stream: TcpStream,
+    addr: SocketAddr,
+    tls: Option<&Arc<rustls::ServerConfig>>,
+    ws: Option<websocket::WsReader>,
+) -> io::Result<()> {
     // One descriptor per connection, shared by the reader and the writers (see `Socket`).
     let socket = Arc::new(Socket::new(stream)?);
-    let tls = match &shared.tls {
+    let tls = match tls {
         Some(config) => {
             let mut session = rustls::ServerConnection::new(config.clone())
                 .map_err(|e| io::Error::other(e.to_string()))?;
@@ -93,7 +109,7 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         None => None,
     };
     let cid = shared.registry.next_cid();
-    let client = Arc::new(Client::new(
+    let mut client = Client::new(
         cid,
         addr,
         socket.clone(),
@@ -102,13 +118,23 @@ pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -
         shared.registry.departed().clone(),
         tls,
         shared.accounts.global().clone(),
-    ));
+    );
+    if ws.is_some() {
+        client = client.into_websocket();
+    }
+    let client = Arc::new(client);
     shared.registry.register(client.clone());
     // Admitted (or not) before anything else, atomically: clients still in their handshake
     // are counted, but never refused on each other's account.
     let admission = shared.admit();
     let conn = match Connection::new(shared.clone(), client.clone(), socket, admission) {
-        Ok(conn) => conn,
+        Ok(mut conn) => {
+            conn.ws = ws;
+            // A WebSocket listener may have credentials of its own.
+            conn.awaiting_auth = conn.auth().required();
+            conn.auth_deadline = Instant::now() + conn.auth().timeout();
+            conn
+        }
         Err(e) => {
             shared.registry.unregister(cid);
             client.abort(CloseReason::ReadError);
@@ -185,6 +211,8 @@ struct Connection {
     pub_cache: PubCache,
     /// TLS: ciphertext read from the socket, before decryption (empty without TLS).
     tls_in: Vec<u8>,
+    /// A WebSocket client's handshake and frame decoding; `None` for TCP clients.
+    ws: Option<websocket::WsReader>,
     /// The configuration generation `limits` and `trace` were taken from.
     config_generation: u64,
     /// The reloadable settings this connection uses, cached (see `refresh_config`).
@@ -254,6 +282,7 @@ impl Connection {
             perms: None,
             pub_cache: PubCache::default(),
             tls_in: Vec::new(),
+            ws: None,
             config_generation,
             limits: Limits::of(&config),
             socket,
@@ -325,10 +354,10 @@ impl Connection {
 
     /// One blocking read into the buffer (see [`ReadBuffer`]).
     fn read(&mut self) -> io::Result<usize> {
-        if self.client.is_tls() {
-            return self.read_tls();
+        if self.is_websocket() {
+            return self.read_websocket();
         }
-        self.buf.read_from(&self.socket, self.parser.bytes_needed())
+        self.read_transport()
     }
 
     /// Parses and handles every complete operation in the buffer.
@@ -348,9 +377,9 @@ impl Connection {
             if self.awaiting_auth && pos < chunk.len() && !matches!(chunk[pos], b'C' | b'c') {
                 // Anything but CONNECT first (nats-server looks at the first byte): in as the
                 // `no_auth_user` if there is one, otherwise refused.
-                let login = match self.shared.auth.no_auth_login() {
+                let login = match self.auth().no_auth_login() {
                     Some(login) => self.login(login),
-                    None => Err(self.auth_violation(&self.shared.auth.error_message(""))),
+                    None => Err(self.auth_violation(&self.auth().error_message(""))),
                 };
                 if let Err(c) = login {
                     break Err(c);

@@ -7,6 +7,9 @@ use super::*;
 impl Connection {
     /// When a TLS handshake starting now must be over.
     pub(super) fn handshake_deadline(&self) -> Instant {
+        if let Some(ws) = &self.ws {
+            return Instant::now() + ws.listener.handshake_timeout;
+        }
         let timeout = self
             .shared
             .config()

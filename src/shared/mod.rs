@@ -98,6 +98,8 @@ pub struct Shared {
     pub server_name: String,
     /// The address clients connect to.
     pub local_addr: SocketAddr,
+    /// The bound WebSocket address, when `websocket` is set.
+    pub websocket_addr: Option<SocketAddr>,
     /// When the server started (wall clock: `/varz` `start`).
     pub start: SystemTime,
     /// The same moment on the monotonic clock (uptime).
@@ -129,6 +131,8 @@ pub struct Parts {
     pub server_id: String,
     /// The bound client address.
     pub local_addr: SocketAddr,
+    /// The bound WebSocket address, when `websocket` is set.
+    pub websocket_addr: Option<SocketAddr>,
     /// The cluster, if any.
     pub cluster: Option<Arc<dyn Cluster>>,
     /// Leafnodes, if any.
@@ -151,6 +155,7 @@ impl Shared {
             doorbell: parts.doorbell,
             stall: parts.stall,
             local_addr: parts.local_addr,
+            websocket_addr: parts.websocket_addr,
             start,
             start_instant: Instant::now(),
             shutting_down: AtomicBool::new(false),
@@ -322,6 +327,12 @@ impl Shared {
 
     /// The `INFO` line for `client`, with `"ldm": true` when `ldm` (lame-duck mode).
     pub fn info_line_with(&self, client: &Client, ldm: bool) -> Vec<u8> {
+        self.info_line_auth(client, ldm, self.auth.required())
+    }
+
+    /// The `INFO` line for `client` with `auth_required` as given (a WebSocket listener's
+    /// own credentials decide it for its clients).
+    pub fn info_line_auth(&self, client: &Client, ldm: bool, auth_required: bool) -> Vec<u8> {
         let config = self.config();
         ServerInfo {
             server_id: self.server_id.clone(),
@@ -332,7 +343,7 @@ impl Shared {
             host: config.host.clone(),
             port: self.local_addr.port(),
             headers: true,
-            auth_required: self.auth.required(),
+            auth_required,
             tls_required: self.tls.is_some(),
             tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
             max_payload: config.max_payload,
@@ -340,9 +351,12 @@ impl Shared {
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
             cluster: self.cluster.as_ref().map(|c| c.name()),
+            // The cluster's client URLs are TCP ones: a WebSocket client gets none (beaver
+            // does not gossip WebSocket URLs yet).
             connect_urls: self
                 .cluster
                 .as_ref()
+                .filter(|_| !client.is_websocket())
                 .map(|c| c.connect_urls(ldm))
                 .unwrap_or_default(),
             ldm,

@@ -26,13 +26,13 @@
 //! non-blocking system call per retry. A client that makes no progress for `write_deadline`
 //! is closed as a slow consumer.
 
-use crate::client::{Client, Ready, TlsSlot};
+use crate::client::{Client, Ready};
 use crate::close::CloseReason;
 use crate::outbound::{BatchPool, Output, Token};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
-use std::io::{ErrorKind, IoSlice, Write};
+use std::io::{ErrorKind, IoSlice};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -139,17 +139,22 @@ struct Writer {
     /// `write_deadline` in nanoseconds, shared with the server so that a reload changes it.
     /// Relaxed: a setting read when a write is stuck, publishing nothing else.
     write_deadline: Arc<AtomicU64>,
+    /// WebSocket compression's state (see `encoded`).
+    deflate: encoded::Deflate,
 }
 
 impl WriterPool {
     /// Starts `n` writer threads on the ready queue (`ready_tx` is its sending side, used to
-    /// re-queue clients for fairness).
+    /// re-queue clients for fairness). With `compression` (a WebSocket listener that offers
+    /// `permessage-deflate`), each writer gets a compressor, made here: its state is
+    /// hundreds of KiB, more than a writer's stack may hold while it is built.
     pub fn start(
         n: usize,
         ready_tx: Sender<Ready>,
         ready_rx: Receiver<Ready>,
         pool: Arc<BatchPool>,
         write_deadline: Arc<AtomicU64>,
+        compression: bool,
     ) -> std::io::Result<WriterPool> {
         let mut threads = Vec::with_capacity(n);
         for i in 0..n.max(1) {
@@ -161,6 +166,7 @@ impl WriterPool {
                 retries: BinaryHeap::new(),
                 seq: 0,
                 write_deadline: write_deadline.clone(),
+                deflate: encoded::Deflate::new(compression),
             };
             threads.push(
                 std::thread::Builder::new()
@@ -240,10 +246,11 @@ impl Writer {
                 }
                 continue;
             }
-            // One branch for TLS; the plain-text step is unchanged by it.
-            let step = match client.tls.as_ref() {
-                None => self.step(&client, &mut st),
-                Some(tls) => self.step_tls(&client, tls, &mut st),
+            // One branch for TLS and WebSocket; the plain-text step is unchanged by them.
+            let step = if client.tls.is_some() || client.websocket.is_some() {
+                self.step_encoded(&client, &mut st)
+            } else {
+                self.step(&client, &mut st)
             };
             match step {
                 Step::Again => {}
@@ -389,89 +396,6 @@ impl Writer {
         true
     }
 
-    /// The TLS variant of [`Writer::step`]: gather batches, encrypt them under the session's
-    /// lock into `tls_out`, then write the ciphertext outside the lock. Batches are wholly
-    /// handed to rustls at once (its buffer is unlimited; a gather is at most
-    /// [`WRITE_TARGET`]), so what waits for the socket is ciphertext only. A full socket is
-    /// handled as for plain text (retry list, `write_deadline`). Lock order: `Client::output`
-    /// (held by the caller), then `Client::tls` (never the other way round).
-    fn step_tls(&mut self, client: &Client, tls: &TlsSlot, st: &mut Output) -> Step {
-        // Ciphertext waiting: write it first, outside the session lock.
-        if st.tls_off < st.tls_out.len() {
-            let attempted = st.tls_out.len() - st.tls_off;
-            let result = {
-                let guard = client.socket.read();
-                let Some(socket) = guard.as_ref() else {
-                    return Step::Again; // shut meanwhile: the next turn discards
-                };
-                socket.try_write_vectored(&[IoSlice::new(&st.tls_out[st.tls_off..])])
-            };
-            let pending = client.pending_bytes() + attempted;
-            return match self.took(client, st, result, attempted, pending) {
-                Ok(n) => {
-                    st.tls_off += n;
-                    if st.tls_off == st.tls_out.len() {
-                        st.tls_out.clear();
-                        st.tls_off = 0;
-                    }
-                    sent(n, attempted)
-                }
-                Err(step) => step,
-            };
-        }
-        if st.tls_close_sent {
-            // close_notify is out: graceful close done.
-            client.shut_socket();
-            return Step::Again;
-        }
-        st.gather(&client.outbound, WRITE_TARGET);
-        let closing = st.front().is_some_and(|b| b.is_close());
-        // Encrypt, under the session lock only.
-        let (plain, handshaking) = {
-            let Some(mut session) = crate::client::lock_session(tls) else {
-                return Step::Again; // the connection left and released it: the next turn discards
-            };
-            let mut plain = 0;
-            // During the handshake the reader owns the socket's writes (and nothing but a
-            // close marker can be queued yet): leave the session alone.
-            let handshaking = session.is_handshaking();
-            for b in st.batches().filter(|_| !handshaking) {
-                if b.is_close() {
-                    break;
-                }
-                for seg in b.segments() {
-                    // Cannot fail: the session's buffer is unlimited.
-                    let _ = session.writer().write_all(seg);
-                    plain += seg.len();
-                }
-            }
-            if closing && !handshaking {
-                session.send_close_notify();
-            }
-            while !handshaking && session.wants_write() {
-                // Writing into a Vec cannot fail.
-                if session.write_tls(&mut st.tls_out).is_err() {
-                    break;
-                }
-            }
-            (plain, handshaking)
-        };
-        st.advance(&client.outbound, plain, &self.pool);
-        if handshaking && !closing && !st.is_empty() {
-            // Output before the handshake is done (never queued by beaver itself): try
-            // again later rather than spin.
-            return Step::Park(RETRY_MAX);
-        }
-        if closing {
-            st.tls_close_sent = true;
-            return Step::Again;
-        }
-        if st.tls_out.is_empty() && st.is_empty() {
-            return Step::Idle;
-        }
-        Step::Again
-    }
-
     /// Puts a client whose socket is full in this writer's retry list; it keeps its
     /// scheduled token meanwhile (producers keep queueing without waking anyone).
     fn park(&mut self, client: Arc<Client>, token: Token, delay: Duration) {
@@ -502,6 +426,8 @@ impl Writer {
     }
 }
 
+mod encoded;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,6 +443,7 @@ mod tests {
             rx,
             Arc::new(BatchPool::default()),
             Arc::new(AtomicU64::new(0)),
+            false,
         )
         .unwrap();
         drop(pool);

@@ -172,6 +172,15 @@ impl ServerProcess {
         }
     }
 
+    /// The WebSocket port, from the "Listening for websocket clients on ws[s]://HOST:PORT"
+    /// line both servers log (before they listen for clients, so it is there by now).
+    pub fn websocket_port(&self) -> Option<u16> {
+        self.log_lines().iter().find_map(|l| {
+            let rest = l.split("Listening for websocket clients on ").nth(1)?;
+            rest.rsplit(':').next()?.trim().parse().ok()
+        })
+    }
+
     /// `nats://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)

@@ -14,6 +14,7 @@ pub(crate) mod jetstream;
 pub(super) mod leafnodes;
 pub(super) mod tls;
 mod values;
+pub(super) mod websocket;
 
 pub(super) use values::plain_words;
 
@@ -193,6 +194,10 @@ fn read<'de, A: MapAccess<'de>>(m: &mut A, opt: &'static Opt) -> Result<Given, A
         Value::Block(Block::Tls) => {
             let v: Spanned<tls::FileTls> = m.next_value()?;
             Given::new(Some(v.span()), move |cx| tls::apply_tls(cx, v))
+        }
+        Value::Block(Block::WebSocket) => {
+            let v: Spanned<websocket::FileWebSocket> = m.next_value()?;
+            Given::new(Some(v.span()), move |cx| websocket::apply_websocket(cx, v))
         }
         Value::Block(Block::Cluster) => {
             let v: Spanned<cluster::FileCluster> = m.next_value()?;
@@ -397,7 +402,7 @@ mod tests {
              `logtime`, `log_file`, `logfile`, `authorization`, `no_auth_user`, `accounts`, \
              `tls`, `pid_file`, `pidfile`, `ports_file_dir`, `lame_duck_duration`, \
              `lame_duck_grace_period`, `cluster`, `leaf`, `leafnodes`, `store_dir`, \
-             `storedir`, `jetstream`"
+             `storedir`, `jetstream`, `websocket`, `ws`"
         );
         // Two spellings of one option.
         let e = Config::from_toml("http_port = 1\nmonitor_port = 2\n").unwrap_err();

@@ -21,14 +21,20 @@ pub(crate) struct FileTls {
 
 /// Applies the `tls` block: a certificate and key are required, `verify` needs `ca_file`.
 pub(super) fn apply_tls(cx: &mut Apply, block: Spanned<FileTls>) -> Result<(), ConfigError> {
+    cx.config.tls = Some(read_tls(cx, "tls", block)?);
+    Ok(())
+}
+
+/// Reads a `tls` block found at `at` (the top level's, `websocket.tls`).
+pub(super) fn read_tls(
+    cx: &mut Apply,
+    at: &str,
+    block: Spanned<FileTls>,
+) -> Result<Tls, ConfigError> {
     let span = block.span();
     let t = block.into_inner();
     let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
-        return Err(cx.err(
-            "tls",
-            span,
-            "`cert_file` and `key_file` are required".into(),
-        ));
+        return Err(cx.err(at, span, "`cert_file` and `key_file` are required".into()));
     };
     let mut tls = Tls {
         cert_file: PathBuf::from(cert),
@@ -38,11 +44,10 @@ pub(super) fn apply_tls(cx: &mut Apply, block: Spanned<FileTls>) -> Result<(), C
         timeout: Duration::ZERO,
     };
     if let Some(v) = t.timeout {
-        tls.timeout = cx.duration("tls.timeout", v)?.0;
+        tls.timeout = cx.duration(&format!("{at}.timeout"), v)?.0;
     }
     if tls.verify && tls.ca_file.is_none() {
-        return Err(cx.err("tls", span, "`verify` needs `ca_file`".into()));
+        return Err(cx.err(at, span, "`verify` needs `ca_file`".into()));
     }
-    cx.config.tls = Some(tls);
-    Ok(())
+    Ok(tls)
 }

@@ -674,4 +674,14 @@ pub(crate) const OPTIONS: &[Opt] = &[
         doc: "JetStream: `enabled`, or a block with `store_dir`, `max_memory_store`, \
               `max_file_store`, `sync_interval`; see [JetStream](#jetstream)",
     },
+    Opt {
+        name: "websocket",
+        aliases: &["ws"],
+        value: Value::Block(Block::WebSocket),
+        reload: restart!("Websocket", "restart the server to change it", websocket),
+        flags: &[],
+        doc: "WebSocket clients: a block with `listen` (or `host`, `port`), `no_tls` or `tls`, \
+              `same_origin`, `allowed_origins`, `handshake_timeout`, `advertise`, \
+              `authorization`, `no_auth_user`; see [WebSocket](#websocket)",
+    },
 ];

@@ -303,24 +303,7 @@ fn write_response(
     }
 }
 
-/// Go's `http.TimeFormat`: `Tue, 01 Dec 2026 15:30:34 GMT`.
-pub fn http_date(t: SystemTime) -> String {
-    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let d = time::OffsetDateTime::from(t);
-    format!(
-        "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
-        DAYS[d.weekday().number_days_from_monday() as usize],
-        d.day(),
-        MONTHS[(d.month() as usize).saturating_sub(1) % 12],
-        d.year(),
-        d.hour(),
-        d.minute(),
-        d.second()
-    )
-}
+pub use crate::httpdate::http_date;
 
 /// An in-memory client for tests and fuzzing: the input arrives in pieces of at most
 /// `chunk` bytes, then the client closes its side. Nothing ever times out.
