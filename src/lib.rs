@@ -45,6 +45,7 @@ pub mod config;
 pub mod delivery;
 pub mod httpdate;
 pub mod jetstream;
+pub mod leaf;
 pub mod limits;
 pub mod listen;
 pub mod logging;

@@ -829,25 +829,7 @@ fn routez_and_varz_show_the_routes() {
 
 /// The route port a node logged.
 fn route_port_of(server: &ServerProcess) -> u16 {
-    let needle = "Listening for route connections on ";
-    assert!(
-        server.wait_for_log(needle),
-        "{}: no route listener",
-        server.name
-    );
-    server
-        .log_lines()
-        .iter()
-        .find_map(|l| {
-            l.split(needle)
-                .nth(1)?
-                .trim()
-                .rsplit(':')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .expect("route port in the log")
+    server.port_in_log("Listening for route connections on ")
 }
 
 /// Accounts stay apart across the cluster: interest and messages travel under their

@@ -52,6 +52,12 @@ impl PermissionSet {
         Some(set)
     }
 
+    /// A plain list of subject patterns (a leafnode remote's `deny_imports` or
+    /// `deny_exports`); `None` for an empty list.
+    pub fn of_subjects(entries: &[String]) -> Option<Arc<PermissionSet>> {
+        PermissionSet::new(entries, false).map(Arc::new)
+    }
+
     /// Whether a pattern without a queue group matches `subject` (nats-server: the match
     /// result has plain subscriptions).
     #[inline]

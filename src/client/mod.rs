@@ -15,6 +15,7 @@
 //! Either way the client's own reader thread wakes up from its blocking read and is the one
 //! that removes the subscriptions and unregisters the client.
 
+mod leaf;
 mod service;
 mod snapshot;
 mod subscription;
@@ -238,6 +239,8 @@ pub struct Client {
     /// This connection is a route to another server, not a client (set before it is
     /// shared; see [`Client::into_route`]).
     route: bool,
+    /// A leafnode connection: `Some(spoke)`, set before it is shared (see `leaf.rs`).
+    leaf: Option<bool>,
     /// A WebSocket client: what the writers need to frame its output (set before it is
     /// shared; see [`Client::into_websocket`]).
     pub(crate) websocket: Option<crate::websocket::Framing>,
@@ -314,6 +317,7 @@ impl Client {
             max_pending,
             tls: tls.map(|t| Mutex::new(Some(t))),
             route: false,
+            leaf: None,
             websocket: None,
             service: None,
         }
@@ -717,8 +721,8 @@ impl Client {
     /// Once `CONNECT` gave a version, lang or name, nats-server appends them quoted, as
     /// `- "v1.30.0:go:my-service"`; so does beaver.
     pub fn log_prefix(&self) -> String {
-        if self.route {
-            return format!("{} - rid:{}", self.addr, self.cid);
+        if let Some(kind) = self.server_kind() {
+            return format!("{} - {kind}:{}", self.addr, self.cid);
         }
         // nats-server's prefix for WebSocket clients.
         let kind = if self.websocket.is_some() {

@@ -6,7 +6,7 @@
 use super::cli::{option_help, CONTROL};
 use super::file::{
     authorization::FileAuthorization, cluster::FileCluster, jetstream::FileJetStreamBlock,
-    tls::FileTls, websocket::FileWebSocket,
+    leafnodes::FileLeafNodes, tls::FileTls, websocket::FileWebSocket,
 };
 use super::options::{Arg, Flag, Opt, Sets, Value, OPTIONS};
 use super::Config;
@@ -242,6 +242,7 @@ fn repository_config_toml_lists_the_defaults() {
         ("tls", block_fields::<FileTls>()),
         ("cluster", block_fields::<FileCluster>()),
         ("jetstream", block_fields::<FileJetStreamBlock>()),
+        ("leafnodes", block_fields::<FileLeafNodes>()),
         ("websocket", block_fields::<FileWebSocket>()),
     ] {
         assert!(fields.len() > 3, "{block}: {fields:?}");

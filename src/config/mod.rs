@@ -152,6 +152,8 @@ pub struct Config {
     pub lame_duck_grace_period: Duration,
     /// Clustering; `None`: no route listener, no routes.
     pub cluster: Option<Cluster>,
+    /// Leafnodes (`leafnodes`); `None`: no leafnode listener, no remotes.
+    pub leafnodes: Option<LeafNodes>,
     /// JetStream's storage directory (`store_dir`, `-sd`); also settable inside the
     /// `jetstream` block, which wins. Alone it does not turn JetStream on.
     pub store_dir: Option<PathBuf>,
@@ -214,6 +216,75 @@ impl Config {
 
 /// nats-server's default `connect_retries` for implicit routes: one attempt.
 pub const DEFAULT_CONNECT_RETRIES: u32 = 0;
+
+/// nats-server's `DEFAULT_LEAFNODE_PORT`: a remote URL without a port dials it.
+pub const DEFAULT_LEAFNODE_PORT: u16 = 7422;
+
+/// nats-server's `DEFAULT_LEAF_NODE_RECONNECT`: between attempts to dial a remote.
+pub const DEFAULT_LEAF_RECONNECT: Duration = Duration::from_secs(1);
+
+/// The `leafnodes` settings (nats-server's `LeafNodeOpts`): where this server listens for
+/// leafs (the hub role), how it checks them, and which hubs it solicits (`remotes`: the
+/// leaf role).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LeafNodes {
+    /// Listen host (`host`, or from `listen`). Default `0.0.0.0`.
+    pub host: String,
+    /// Listen port (`port`, or from `listen`); 0: no listener (remotes only); -1: a random
+    /// free port.
+    pub port: i32,
+    /// Credentials required from leafs, and the account each binds to.
+    pub authorization: Option<LeafAuth>,
+    /// The hubs to solicit.
+    pub remotes: Vec<LeafRemote>,
+    /// Between attempts to dial a remote (`reconnect`, default 1 s).
+    pub reconnect: Duration,
+}
+
+/// `leafnodes { authorization { user, password, token, account, users, timeout } }`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LeafAuth {
+    /// The one user leafs authenticate as.
+    pub user: Option<String>,
+    /// Its password (plain text or a bcrypt hash).
+    pub password: Option<String>,
+    /// A token (sent by a leaf as its user: `nats-leaf://TOKEN@host`).
+    pub token: Option<String>,
+    /// The account `user` or `token` binds to (default `$G`).
+    pub account: Option<String>,
+    /// More users, each with its account.
+    pub users: Vec<LeafUser>,
+    /// How long an accepted leaf has to send `CONNECT` (default 2 s).
+    pub timeout: Duration,
+}
+
+/// One of `leafnodes.authorization.users`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LeafUser {
+    /// User name.
+    pub user: String,
+    /// Password (plain text or a bcrypt hash).
+    pub password: String,
+    /// The account it binds to (default `$G`).
+    pub account: Option<String>,
+}
+
+/// One of `leafnodes.remotes`: a hub to solicit.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LeafRemote {
+    /// Its URLs (`url` or `urls`: `nats-leaf://[user:pass@]host[:port]`), dialled in turn.
+    pub urls: Vec<String>,
+    /// The local account bound to the connection (`account`, default `$G`).
+    pub account: Option<String>,
+    /// A credentials file (`credentials`): not supported yet; a remote with one is refused.
+    pub credentials: Option<PathBuf>,
+    /// Subjects not taken from the hub (`deny_imports`): our interest in them is not sent,
+    /// messages on them are dropped, and the hub is asked not to send them (`deny_pub`).
+    pub deny_imports: Vec<String>,
+    /// Subjects not sent to the hub (`deny_exports`): the hub's interest in them is not
+    /// taken, and no message on them crosses.
+    pub deny_exports: Vec<String>,
+}
 
 /// The `cluster` settings: where this server listens for routes from other servers and which
 /// servers it dials (nats-server's `ClusterOpts`).
@@ -287,6 +358,7 @@ impl Default for Config {
             lame_duck_duration: Duration::ZERO,
             lame_duck_grace_period: Duration::ZERO,
             cluster: None,
+            leafnodes: None,
             store_dir: None,
             jetstream: None,
             websocket: None,

@@ -32,8 +32,6 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "https_port",
     "http_base_path",
     "gateway",
-    "leaf",
-    "leafnodes",
     "logfile_size_limit",
     "log_size_limit",
     "syslog",

@@ -130,6 +130,8 @@ pub(crate) enum Block {
     Tls,
     /// `cluster { name, listen, host, port, routes, ..., authorization }`.
     Cluster,
+    /// `leafnodes { listen, host, port, authorization, remotes, reconnect }`.
+    LeafNodes,
     /// `websocket { listen, host, port, no_tls, tls, same_origin, allowed_origins, ... }`.
     WebSocket,
     /// `jetstream { store_dir, max_memory_store, max_file_store, sync_interval }`, or

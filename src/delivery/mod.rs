@@ -167,18 +167,49 @@ impl<'p, 'b> Message<'p, 'b> {
 /// Where a message comes from, which decides where it may go (nats-server's
 /// `processMsgResults`).
 pub enum Origin<'q> {
-    /// A client of this server, in `account`: local subscribers, and once to each route with
-    /// interest (with the queue groups this server picked that route for).
+    /// A client of this server, in `account`: local subscribers, and once to each route and
+    /// leafnode connection with interest (with the queue groups this server picked it for).
     Client {
         /// The publisher's account name.
         account: &'q str,
     },
-    /// A route: local subscribers only, never another route; queue groups only those the
-    /// sending server listed (it picked this server for them).
+    /// A route: local subscribers, and leafs that connected to us; never another route or
+    /// our hub. Queue groups only those the sending server listed (it picked this server
+    /// for them).
     Route {
         /// The queue groups named in `RMSG`.
         queues: &'q [&'q [u8]],
     },
+    /// A leafnode connection (bound to `account`): local subscribers, other leafnode
+    /// connections, and routes unless it came from our hub (`spoke`: the hub sends it to
+    /// each of our cluster's servers itself). Queue groups only those listed.
+    Leaf {
+        /// The connection's account name.
+        account: &'q str,
+        /// The queue groups named in `LMSG`.
+        queues: &'q [&'q [u8]],
+        /// The connection is ours to a hub.
+        spoke: bool,
+    },
+}
+
+impl Origin<'_> {
+    /// The account name, for the `RMSG` it may cause (none from a route: a routed message
+    /// never goes to another route).
+    fn account(&self) -> &str {
+        match self {
+            Origin::Client { account } | Origin::Leaf { account, .. } => account,
+            Origin::Route { .. } => "",
+        }
+    }
+
+    /// The queue groups another server picked this one for (`None` for a client's).
+    fn queues(&self) -> Option<&[&[u8]]> {
+        match self {
+            Origin::Client { .. } => None,
+            Origin::Route { queues } | Origin::Leaf { queues, .. } => Some(queues),
+        }
+    }
 }
 
 /// Who publishes, for [`deliver_message`].
@@ -193,7 +224,8 @@ pub struct DeliveryContext<'q> {
     pub origin: Origin<'q>,
 }
 
-/// A route picked for a message, and the queue groups it must deliver to.
+/// A route or leafnode connection picked for a message, and the queue groups it must
+/// deliver to.
 struct RouteTarget<'r> {
     client: &'r Arc<Client>,
     queues: smallvec::SmallVec<[&'r [u8]; 4]>,
@@ -352,6 +384,7 @@ fn deliver_one(
         return false;
     }
     let from_route = matches!(ctx.origin, Origin::Route { .. });
+    let from_hub = matches!(ctx.origin, Origin::Leaf { spoke: true, .. });
     let mut targets: smallvec::SmallVec<[RouteTarget<'_>; 4]> = smallvec::SmallVec::new();
     let mut d = Deliverer {
         shared,
@@ -363,8 +396,19 @@ fn deliver_one(
     let mut delivered = false;
     for sub in &result.plain {
         if sub.client.is_route() {
-            // ROUTES: remote interest. A routed message never goes to another route.
-            if !from_route && !sub.client.is_closing() {
+            // ROUTES: remote interest. A routed message never goes to another route, nor
+            // one from our hub (the hub reaches our cluster's servers itself).
+            if !from_route && !from_hub && !sub.client.is_closing() {
+                route_target(&mut targets, &sub.client);
+            }
+            continue;
+        }
+        if sub.client.is_leaf() {
+            // LEAFNODES: never back where it came from; from a route, only to leafs that
+            // connected to us (our hub heard it from the publisher's server).
+            let back = sub.client.cid == ctx.publisher;
+            let to_hub_from_route = from_route && sub.client.is_spoke_leaf();
+            if !back && !to_hub_from_route && !sub.client.is_closing() && !denied(sub, msg) {
                 route_target(&mut targets, &sub.client);
             }
             continue;
@@ -372,42 +416,72 @@ fn deliver_one(
         delivered |= d.deliver(sub, msg);
     }
     for group in &result.groups {
-        if let Origin::Route { queues } = ctx.origin {
+        if let Some(queues) = ctx.origin.queues() {
             if !queues.contains(&&*group.name) {
                 continue;
             }
         }
         // One member per group, chosen at random so load spreads evenly. fastrand keeps
         // its state in a thread-local: no shared counter between publishers. If the
-        // chosen member cannot take it (closing, echo), try the next one.
+        // chosen member cannot take it (closing, echo), try the next one. A member behind
+        // a leafnode connection is kept as the last resort: a local one is preferred, as
+        // nats-server does.
         let n = group.members.len();
         let first = if n > 1 { fastrand::usize(..n) } else { 0 };
+        let mut leaf_member: Option<&Arc<Client>> = None;
+        let mut done = false;
         for i in 0..n {
             let member = &group.members[(first + i) % n];
+            if member.client.is_leaf() {
+                if leaf_member.is_none()
+                    && member.client.cid != ctx.publisher
+                    && !member.client.is_closing()
+                    && !denied(member, msg)
+                {
+                    leaf_member = Some(&member.client);
+                }
+                continue;
+            }
             if member.client.is_route() {
                 // ROUTES: a member on another server; that server delivers to one of its
                 // members (we list the group in the RMSG).
-                if from_route || member.client.is_closing() {
+                if from_route || from_hub || member.client.is_closing() {
                     continue;
                 }
                 let t = route_target(&mut targets, &member.client);
                 targets[t].queues.push(&group.name);
-                delivered = true;
+                done = true;
                 break;
             }
             if d.deliver(member, msg) {
-                delivered = true;
+                done = true;
                 break;
             }
         }
-    }
-    if let Origin::Client { account } = ctx.origin {
-        for t in &targets {
-            d.forward(t, account, msg);
-            delivered = true;
+        if !done {
+            if let Some(leaf) = leaf_member {
+                let t = route_target(&mut targets, leaf);
+                targets[t].queues.push(&group.name);
+                done = true;
+            }
         }
+        delivered |= done;
+    }
+    let account = ctx.origin.account();
+    for t in &targets {
+        d.forward(t, account, msg);
+        delivered = true;
     }
     delivered
+}
+
+/// Whether `sub` filters `msg` out: a wildcard subscription covering subjects its owner
+/// may not receive (a user's deny list, a leafnode remote's `deny_exports`).
+#[inline]
+fn denied(sub: &Subscription, msg: &Message<'_, '_>) -> bool {
+    sub.deny
+        .as_ref()
+        .is_some_and(|d| d.matches(msg.publish.subject))
 }
 
 /// The index of `client`'s entry in `targets`, added if new (a route gets one RMSG per
@@ -526,14 +600,20 @@ impl Deliverer<'_> {
         true
     }
 
-    /// Stages `msg` for a route as `RMSG`/`HMSG` (route protocol), with the queue groups
-    /// this server picked that route for. Headers always cross (nats-server 2.9 routes
-    /// support them).
+    /// Stages `msg` for a route as `RMSG`/`HMSG` (route protocol), or for a leafnode
+    /// connection as `LMSG`/`HMSG` (no account: the connection is bound to one), with the
+    /// queue groups this server picked it for. Headers always cross (nats-server 2.9
+    /// routes and leafnodes support them).
     fn forward(&mut self, t: &RouteTarget<'_>, account: &str, msg: &mut Message<'_, '_>) {
         let p = msg.publish;
         let batch = self.outbox.batch_for(t.client, &self.shared.pool);
         let before = batch.buf_mut().len();
-        crate::protocol::route::write_rmsg_line(
+        let write = if t.client.is_leaf() {
+            crate::protocol::route::write_lmsg_line
+        } else {
+            crate::protocol::route::write_rmsg_line
+        };
+        write(
             batch.buf_mut(),
             &crate::protocol::route::RmsgLine {
                 account: account.as_bytes(),

@@ -52,6 +52,7 @@ mod connz;
 pub mod http;
 mod json;
 mod jsz;
+mod leafz;
 mod metrics;
 mod mux;
 mod process;
@@ -131,6 +132,7 @@ impl Monitor {
         listener: MonitorListener,
         shared: Arc<Shared>,
         routes: Option<Arc<Routes>>,
+        leafs: Option<Arc<crate::leaf::Leafnodes>>,
         jetstream: Option<Arc<JetStream>>,
     ) -> io::Result<Monitor> {
         let handler = Handler {
@@ -140,6 +142,7 @@ impl Monitor {
             }),
             shared,
             routes,
+            leafs,
             jetstream,
             http_host: listener.host.clone(),
         };
@@ -295,6 +298,7 @@ const ROOT_HTML: &str = r#"<!DOCTYPE html>
 <a href=./connz>Connections</a>
 <a href=./subsz>Subscriptions</a>
 <a href=./routez>Routes</a>
+<a href=./leafz>LeafNodes</a>
 <a href=./healthz>Health Probe</a>
 <a href=./metrics>Prometheus metrics</a>
 <p><a href=https://docs.nats.io/running-a-nats-service/nats_admin/monitoring>Help (nats-server's documentation)</a></p>
@@ -307,6 +311,8 @@ struct Handler {
     shared: Arc<Shared>,
     /// The cluster, for `/varz` `cluster` and `/routez`.
     routes: Option<Arc<Routes>>,
+    /// Leafnodes, for `/leafz` and `/varz` `leafnodes`.
+    leafs: Option<Arc<crate::leaf::Leafnodes>>,
     /// JetStream, for `/jsz`, `/varz` `jetstream` and `/metrics`.
     jetstream: Option<Arc<JetStream>>,
     /// The monitoring host as configured (`/varz` `http_host`).
@@ -378,6 +384,7 @@ impl Handler {
                     json::to_go_json(&varz::varz(
                         &self.shared,
                         self.routes.as_deref(),
+                        self.leafs.as_deref(),
                         self.jetstream.as_deref(),
                         extras,
                     )),
@@ -403,6 +410,22 @@ impl Handler {
                 Reply::json(
                     &q,
                     json::to_go_json(&varz::routez(&self.shared, self.routes.as_deref(), subs)),
+                )
+            }
+            b"/leafz" => {
+                let subs = match query::decode_subs(&q) {
+                    Ok(s) => s != query::SubsMode::None,
+                    Err(m) => return Reply::bad_request(m),
+                };
+                self.count("/leafz");
+                Reply::json(
+                    &q,
+                    json::to_go_json(&leafz::leafz(
+                        &self.shared,
+                        self.leafs.as_deref(),
+                        subs,
+                        q.get("acc"),
+                    )),
                 )
             }
             b"/subsz" | b"/subscriptionsz" => {

@@ -159,8 +159,9 @@ pub struct Varz {
     pub cluster: ClusterVarz,
     /// Gateways: not supported, `{}`.
     pub gateway: Empty,
-    /// Leaf nodes: not supported, `{}`.
-    pub leaf: Empty,
+    /// Leafnodes: the listen address and the remotes (`{}` without a `leafnodes` block),
+    /// as nats-server's `LeafNodeOptsVarz`.
+    pub leaf: LeafVarz,
     /// MQTT: not supported, `{}`.
     pub mqtt: Empty,
     /// The WebSocket listener's settings (`{}` without one), as nats-server's
@@ -229,10 +230,11 @@ pub struct VarzExtras {
     pub http_host: String,
 }
 
-/// Builds `/varz`; `routes`: the cluster, if any.
+/// Builds `/varz`; `routes`: the cluster, if any; `leafs`: leafnodes, if any.
 pub fn varz(
     shared: &Shared,
     routes: Option<&Routes>,
+    leafs: Option<&crate::leaf::Leafnodes>,
     jetstream: Option<&crate::jetstream::JetStream>,
     extras: VarzExtras,
 ) -> Varz {
@@ -272,7 +274,7 @@ pub fn varz(
         max_pending: config.max_pending,
         cluster: ClusterVarz::of(routes),
         gateway: Empty {},
-        leaf: Empty {},
+        leaf: LeafVarz::of(leafs),
         mqtt: Empty {},
         websocket: WebSocketVarz::of(config.websocket.as_ref(), shared.websocket_addr),
         jetstream: super::jsz::varz_section(jetstream),
@@ -290,7 +292,7 @@ pub fn varz(
         total_connections: totals.total_connections,
         routes: num_routes,
         remotes: num_routes,
-        leafnodes: 0,
+        leafnodes: leafs.map_or(0, |l| u32::try_from(l.all().len()).unwrap_or(u32::MAX)),
         in_msgs: t.in_msgs,
         out_msgs: t.out_msgs,
         in_bytes: t.in_bytes,
@@ -300,6 +302,94 @@ pub fn varz(
         http_req_stats: extras.http_req_stats,
         config_load_time: GoTime(shared.config_load_time()),
         beaver_version: VERSION,
+    }
+}
+
+/// `/varz` `leaf` (nats-server's `LeafNodeOptsVarz`; empty fields are left out).
+#[derive(Debug, Serialize, Default)]
+pub struct LeafVarz {
+    /// The leafnode listen host.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub host: String,
+    /// The leafnode listen port.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub port: u16,
+    /// Seconds an accepted leaf has to send `CONNECT`.
+    #[serde(skip_serializing_if = "is_zero", serialize_with = "go_float")]
+    pub auth_timeout: f64,
+    /// The TLS handshake timeout nats-server would use (2 s; beaver has no leafnode TLS).
+    #[serde(skip_serializing_if = "is_zero", serialize_with = "go_float")]
+    pub tls_timeout: f64,
+    /// The remotes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remotes: Vec<RemoteLeafVarz>,
+}
+
+/// One remote in `/varz` `leaf.remotes`.
+#[derive(Debug, Serialize)]
+pub struct RemoteLeafVarz {
+    /// The local account bound.
+    pub local_account: String,
+    /// Its URLs, `HOST:PORT` (no credentials).
+    pub urls: Vec<String>,
+    /// Its `deny_imports`/`deny_exports`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deny: Option<DenyRules>,
+}
+
+/// A remote's deny lists.
+#[derive(Debug, Serialize)]
+pub struct DenyRules {
+    /// `deny_exports`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exports: Vec<String>,
+    /// `deny_imports`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<String>,
+}
+
+impl LeafVarz {
+    fn of(leafs: Option<&crate::leaf::Leafnodes>) -> LeafVarz {
+        let Some(l) = leafs else {
+            return LeafVarz::default();
+        };
+        let c = &l.config;
+        let mut v = LeafVarz::default();
+        if let Some(addr) = l.listen_addr {
+            v.host = c.host.clone();
+            v.port = addr.port();
+            v.auth_timeout = c
+                .authorization
+                .as_ref()
+                .map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| a.timeout)
+                .as_secs_f64();
+            v.tls_timeout = NATS_DEFAULT_TIMEOUT_SECS;
+        }
+        v.remotes = c
+            .remotes
+            .iter()
+            .map(|r| RemoteLeafVarz {
+                local_account: r
+                    .account
+                    .clone()
+                    .unwrap_or_else(|| crate::config::GLOBAL_ACCOUNT.to_owned()),
+                urls: r
+                    .urls
+                    .iter()
+                    .map(|u| {
+                        let rest = u.split_once("://").map_or(&u[..], |(_, r)| r);
+                        rest.rsplit_once('@').map_or(rest, |(_, h)| h).to_owned()
+                    })
+                    .collect(),
+                deny: (!r.deny_imports.is_empty() || !r.deny_exports.is_empty()).then(|| {
+                    DenyRules {
+                        exports: r.deny_exports.clone(),
+                        imports: r.deny_imports.clone(),
+                    }
+                }),
+            })
+            .collect();
+        v
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod connect;
 mod info;
+pub mod leaf;
 mod msg;
 mod parser;
 mod quote;

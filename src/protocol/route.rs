@@ -242,6 +242,28 @@ pub fn parse(
     max_control_line: usize,
     max_payload: usize,
 ) -> Result<Parsed<'_>, RouteParseError> {
+    parse_with(Dialect::Route, buf, max_control_line, max_payload)
+}
+
+/// The two server-to-server protocols [`parse_with`] reads: they share their operations
+/// and differ in the account argument, which a route names on every line and a leafnode
+/// connection never does (it is bound to one account).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `RS+ <account> <subject>`, `RMSG <account> <subject> ...`.
+    Route,
+    /// `LS+ <subject>`, `LMSG <subject> ...` (nats-server's `processLeafSub`,
+    /// `processLeafMsgArgs`); operations carry an empty account.
+    Leaf,
+}
+
+/// [`parse`] for either protocol (see [`Dialect`]).
+pub fn parse_with(
+    dialect: Dialect,
+    buf: &[u8],
+    max_control_line: usize,
+    max_payload: usize,
+) -> Result<Parsed<'_>, RouteParseError> {
     let Some(nl) = memchr(b'\n', buf) else {
         if buf.len() > max_control_line + 16 {
             return Err(RouteParseError::MaxControlLine);
@@ -269,6 +291,53 @@ pub fn parse(
         b"-ERR" => RouteOp::Err(rest),
         b"INFO" => RouteOp::Info(rest),
         b"CONNECT" => RouteOp::Connect(rest),
+        b"LS+" if dialect == Dialect::Leaf => {
+            let a = split_args(rest);
+            let bad = || {
+                RouteParseError::BadArgs(format!(
+                    "processLeafSub Parse Error: '{}'",
+                    String::from_utf8_lossy(rest)
+                ))
+            };
+            match a.len() {
+                1 => RouteOp::Sub {
+                    account: b"",
+                    subject: a[0],
+                    queue: None,
+                },
+                3 => {
+                    let w = size(a[2])
+                        .and_then(|w| u32::try_from(w).ok())
+                        .ok_or_else(bad)?;
+                    RouteOp::Sub {
+                        account: b"",
+                        subject: a[0],
+                        queue: Some((a[1], w.max(1))),
+                    }
+                }
+                _ => return Err(bad()),
+            }
+        }
+        b"LS-" if dialect == Dialect::Leaf => {
+            let a = split_args(rest);
+            match a.len() {
+                1 | 2 => RouteOp::Unsub {
+                    account: b"",
+                    subject: a[0],
+                    queue: a.get(1).copied(),
+                },
+                _ => {
+                    return Err(RouteParseError::BadArgs(format!(
+                        "processLeafUnsub Parse Error: '{}'",
+                        String::from_utf8_lossy(rest)
+                    )))
+                }
+            }
+        }
+        b"RS+" | b"RS-" | b"RMSG" if dialect == Dialect::Leaf => {
+            return Err(RouteParseError::UnknownOp)
+        }
+        b"LMSG" if dialect == Dialect::Route => return Err(RouteParseError::UnknownOp),
         b"RS+" | b"LS+" => {
             let mut a = split_args(rest);
             if upper[0] == b'L' && !a.is_empty() {
@@ -320,9 +389,9 @@ pub fn parse(
                 }
             }
         }
-        b"RMSG" | b"HMSG" => {
+        b"RMSG" | b"HMSG" | b"LMSG" => {
             let headers = upper[0] == b'H';
-            let m = parse_msg_args(rest, headers)?;
+            let m = parse_msg_args(rest, headers, dialect)?;
             let total = size(m.size_token).ok_or_else(|| bad_msg(headers, "Size", rest))?;
             if total > max_payload {
                 return Err(RouteParseError::MaxPayload(total));
@@ -400,13 +469,22 @@ struct MsgArgs<'a> {
 
 /// The arguments of `RMSG`/`HMSG` (nats-server's `processRoutedMsgArgs` and
 /// `processRoutedHeaderMsgArgs`).
-fn parse_msg_args(rest: &[u8], headers: bool) -> Result<MsgArgs<'_>, RouteParseError> {
-    let a = split_args(rest);
+fn parse_msg_args(
+    rest: &[u8],
+    headers: bool,
+    dialect: Dialect,
+) -> Result<MsgArgs<'_>, RouteParseError> {
+    let mut a = split_args(rest);
+    if dialect == Dialect::Leaf {
+        // No account on a leafnode connection: the same arguments, one fewer.
+        a.insert(0, b"");
+    }
     let sizes = if headers { 2 } else { 1 };
-    let f = if headers {
-        "processRoutedHeaderMsgArgs"
-    } else {
-        "processRoutedMsgArgs"
+    let f = match (dialect, headers) {
+        (Dialect::Route, true) => "processRoutedHeaderMsgArgs",
+        (Dialect::Route, false) => "processRoutedMsgArgs",
+        (Dialect::Leaf, true) => "processLeafHeaderMsgArgs",
+        (Dialect::Leaf, false) => "processLeafMsgArgs",
     };
     if a.len() < 2 + sizes {
         return Err(RouteParseError::BadArgs(format!(
@@ -444,28 +522,64 @@ fn parse_msg_args(rest: &[u8], headers: bool) -> Result<MsgArgs<'_>, RouteParseE
 
 /// Appends `RS+ <account> <subject>[ <queue> <weight>]\r\n`.
 pub fn write_sub(out: &mut Vec<u8>, account: &[u8], subject: &[u8], queue: Option<(&[u8], u32)>) {
-    out.extend_from_slice(b"RS+ ");
-    out.extend_from_slice(account);
-    out.push(b' ');
-    out.extend_from_slice(subject);
-    if let Some((q, w)) = queue {
-        out.push(b' ');
-        out.extend_from_slice(q);
-        out.push(b' ');
-        out.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
-    }
-    out.extend_from_slice(b"\r\n");
+    write_interest(
+        out,
+        b"RS+ ",
+        Some(account),
+        subject,
+        queue.map(|(q, w)| (q, Some(w))),
+    );
 }
 
 /// Appends `RS- <account> <subject>[ <queue>]\r\n`.
 pub fn write_unsub(out: &mut Vec<u8>, account: &[u8], subject: &[u8], queue: Option<&[u8]>) {
-    out.extend_from_slice(b"RS- ");
-    out.extend_from_slice(account);
-    out.push(b' ');
+    write_interest(
+        out,
+        b"RS- ",
+        Some(account),
+        subject,
+        queue.map(|q| (q, None)),
+    );
+}
+
+/// Appends `LS+ <subject>[ <queue> <weight>]\r\n` (leafnode interest: no account).
+pub fn write_leaf_sub(out: &mut Vec<u8>, subject: &[u8], queue: Option<(&[u8], u32)>) {
+    write_interest(
+        out,
+        b"LS+ ",
+        None,
+        subject,
+        queue.map(|(q, w)| (q, Some(w))),
+    );
+}
+
+/// Appends `LS- <subject>[ <queue>]\r\n`.
+pub fn write_leaf_unsub(out: &mut Vec<u8>, subject: &[u8], queue: Option<&[u8]>) {
+    write_interest(out, b"LS- ", None, subject, queue.map(|q| (q, None)));
+}
+
+/// One interest line: `op`, the account if any, the subject, the queue and its weight if
+/// any.
+fn write_interest(
+    out: &mut Vec<u8>,
+    op: &[u8],
+    account: Option<&[u8]>,
+    subject: &[u8],
+    queue: Option<(&[u8], Option<u32>)>,
+) {
+    out.extend_from_slice(op);
+    if let Some(a) = account {
+        out.extend_from_slice(a);
+        out.push(b' ');
+    }
     out.extend_from_slice(subject);
-    if let Some(q) = queue {
+    if let Some((q, w)) = queue {
         out.push(b' ');
         out.extend_from_slice(q);
+        if let Some(w) = w {
+            out.push(b' ');
+            out.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
+        }
     }
     out.extend_from_slice(b"\r\n");
 }
@@ -489,13 +603,25 @@ pub struct RmsgLine<'a> {
 
 /// Appends an `RMSG`/`HMSG` control line (see the module docs for the forms).
 pub fn write_rmsg_line(out: &mut Vec<u8>, l: &RmsgLine<'_>) {
-    out.extend_from_slice(if l.header_token.is_some() {
-        b"HMSG "
-    } else {
-        b"RMSG "
+    write_msg_line_in(out, l, Dialect::Route);
+}
+
+/// Appends a leafnode `LMSG`/`HMSG` control line: the route forms without the account
+/// (`l.account` is not written; see [`crate::protocol::leaf`]).
+pub fn write_lmsg_line(out: &mut Vec<u8>, l: &RmsgLine<'_>) {
+    write_msg_line_in(out, l, Dialect::Leaf);
+}
+
+fn write_msg_line_in(out: &mut Vec<u8>, l: &RmsgLine<'_>, dialect: Dialect) {
+    out.extend_from_slice(match (l.header_token.is_some(), dialect) {
+        (true, _) => b"HMSG ",
+        (false, Dialect::Route) => b"RMSG ",
+        (false, Dialect::Leaf) => b"LMSG ",
     });
-    out.extend_from_slice(l.account);
-    out.push(b' ');
+    if dialect == Dialect::Route {
+        out.extend_from_slice(l.account);
+        out.push(b' ');
+    }
     out.extend_from_slice(l.subject);
     out.push(b' ');
     if l.queues.is_empty() {

@@ -13,18 +13,18 @@
 //! Output goes through the route's `Client` and the writer pool; routed messages are
 //! delivered with the client path's `deliver_message` (local subscribers only).
 
+use super::link::{Link, Reader};
 use super::{Node, Remote, Route, Routes};
 use crate::client::{Client, Subscription};
 use crate::close::CloseReason;
-use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox, FLUSH_STAGED};
+use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox};
 use crate::protocol::route::{
-    self as protocol, Parsed, RouteConnect, RouteInfo, RouteOp, RoutedMsg,
+    self as protocol, Dialect, RouteConnect, RouteInfo, RouteOp, RoutedMsg,
 };
 use crate::protocol::Publish;
 use crate::shared::Shared;
-use crate::socket::{ReadBuffer, Socket};
+use crate::socket::Socket;
 use crate::subjects::MatchCache;
-use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,10 +35,6 @@ pub const ROUTE_MAX_PAYLOAD: usize = crate::config::MAX_PAYLOAD_LIMIT;
 /// Longest route control line (RMSG with many queue names is long; nats-server's limit for
 /// routes is its client one, and beaver leaves room).
 pub const ROUTE_MAX_CONTROL_LINE: usize = 64 * 1024;
-/// Largest read: a route carries many clients' messages.
-const ROUTE_MAX_READ: usize = 256 * 1024;
-/// Smallest read (and the first).
-const ROUTE_MIN_READ: usize = 4096;
 /// nats-server's first route PING (its `firstPingInterval`), then every `ping_interval`.
 const FIRST_PING: Duration = Duration::from_secs(1);
 
@@ -69,9 +65,8 @@ struct RouteConn<'a> {
     shared: &'a Arc<Shared>,
     routes: &'a Routes,
     route: Arc<Route>,
-    /// The socket, shared with the writers (through the route's `Client::socket`).
-    socket: Arc<Socket>,
-    buf: ReadBuffer,
+    /// Reading, the operations of a read, the PING timer.
+    link: Link,
     outbox: Outbox,
     /// One match cache per account that routed messages arrive in (a handful at most, so
     /// a list), created on first use.
@@ -80,16 +75,8 @@ struct RouteConn<'a> {
     got_info: bool,
     /// An accepted route that must still authenticate with `CONNECT`.
     awaiting_connect: bool,
-    /// Bytes the operation at the front of `buf` takes in all, when known (a message whose
-    /// payload is still arriving); 0 otherwise.
-    need: usize,
     connect_deadline: Instant,
-    pings_out: u32,
-    ping_sent: Option<Instant>,
-    next_ping: Instant,
     to_self: bool,
-    in_msgs: u64,
-    in_bytes: u64,
 }
 
 /// Runs a route connection on the calling thread until it ends. `dialed` is `None` for a
@@ -148,26 +135,25 @@ pub(crate) fn run(
         .authorization
         .as_ref()
         .map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| a.timeout);
+    let link = Link::new(
+        route.client.clone(),
+        socket,
+        Dialect::Route,
+        Instant::now() + FIRST_PING,
+    );
     let mut conn = RouteConn {
         node,
         shared,
         routes,
         route,
-        socket,
-        buf: ReadBuffer::with_sizes(ROUTE_MIN_READ, ROUTE_MIN_READ, ROUTE_MAX_READ),
+        link,
         outbox: Outbox::new(),
         caches: Vec::new(),
         trace: config.trace,
         got_info: false,
         awaiting_connect: dialed.is_none(),
-        need: 0,
         connect_deadline: Instant::now() + auth_timeout,
-        pings_out: 0,
-        ping_sent: None,
-        next_ping: Instant::now() + FIRST_PING,
         to_self: false,
-        in_msgs: 0,
-        in_bytes: 0,
     };
     let p = conn.route.client.log_prefix();
     if let Some(d) = &dialed {
@@ -176,8 +162,68 @@ pub(crate) fn run(
     }
     conn.send_info();
     log::info!("{p} - Route connection created");
-    let reason = conn.read_loop();
+    let reason = super::link::run(&mut conn);
     conn.finish(reason)
+}
+
+/// The route protocol on the shared reader loop (`link::run`).
+impl Reader for RouteConn<'_> {
+    fn link(&mut self) -> &mut Link {
+        &mut self.link
+    }
+
+    fn handle(
+        &mut self,
+        op: RouteOp<'_>,
+        chunk: &bytes::Bytes,
+        at: usize,
+    ) -> Result<(), CloseReason> {
+        RouteConn::handle(self, op, chunk, at)
+    }
+
+    /// The authentication deadline of an accepted route (the PING timer runs from the
+    /// start).
+    fn deadlines(&mut self) -> Result<bool, CloseReason> {
+        if self.awaiting_connect
+            && self.routes.config.authorization.is_some()
+            && Instant::now() >= self.connect_deadline
+        {
+            self.send(crate::protocol::err::AUTHENTICATION_TIMEOUT);
+            log::error!("{} - Authentication Timeout", self.prefix());
+            return Err(CloseReason::AuthenticationTimeout);
+        }
+        Ok(true)
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        RouteConn::send(self, bytes);
+    }
+
+    fn flush(&mut self) {
+        RouteConn::flush(self);
+    }
+
+    fn staged(&self) -> usize {
+        self.outbox.staged()
+    }
+
+    fn ending(&self) -> Option<CloseReason> {
+        let c = &self.route.client;
+        c.is_closing()
+            .then(|| c.close_reason().unwrap_or(CloseReason::ServerShutdown))
+    }
+
+    fn shared(&self) -> &Shared {
+        self.shared
+    }
+
+    fn what(&self) -> &'static str {
+        "Route"
+    }
+
+    fn trace(&self) -> bool {
+        self.trace
+    }
 }
 
 impl RouteConn<'_> {
@@ -283,135 +329,6 @@ impl RouteConn<'_> {
             .flush(&self.shared.pool, None, self.route.client.cid);
     }
 
-    fn read_loop(&mut self) -> CloseReason {
-        loop {
-            // A message on its way whose size is known (`need`): reads go straight towards
-            // its end, without parsing or copying the partial message again until it is
-            // complete (see `ReadBuffer`).
-            let r = self
-                .buf
-                .read_from(&self.socket, (self.need > 0).then_some(self.need));
-            match r {
-                Ok(0) => {
-                    return self
-                        .route
-                        .client
-                        .close_reason()
-                        .unwrap_or(CloseReason::ClientClosed)
-                }
-                Ok(_) if self.buf.len() < self.need => {} // the message is still arriving
-                Ok(_) => {
-                    if let Err(reason) = self.process() {
-                        return reason;
-                    }
-                }
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    if let Some(r) = self.route.client.close_reason() {
-                        return r;
-                    }
-                    log::debug!("{} - Read error: {e}", self.prefix());
-                    return CloseReason::ReadError;
-                }
-            }
-            self.publish_counters();
-            if let Err(r) = self.timers() {
-                return r;
-            }
-            self.flush();
-            if self.route.client.is_closing() {
-                return self
-                    .route
-                    .client
-                    .close_reason()
-                    .unwrap_or(CloseReason::ServerShutdown);
-            }
-        }
-    }
-
-    fn publish_counters(&mut self) {
-        if self.in_msgs > 0 {
-            self.route
-                .client
-                .stats
-                .inbound
-                .add(self.in_msgs, self.in_bytes);
-            self.in_msgs = 0;
-            self.in_bytes = 0;
-        }
-    }
-
-    /// The route's PING timer and the authentication deadline of an accepted route.
-    fn timers(&mut self) -> Result<(), CloseReason> {
-        let now = Instant::now();
-        if self.awaiting_connect
-            && self.routes.config.authorization.is_some()
-            && now >= self.connect_deadline
-        {
-            self.send(crate::protocol::err::AUTHENTICATION_TIMEOUT);
-            log::error!("{} - Authentication Timeout", self.prefix());
-            return Err(CloseReason::AuthenticationTimeout);
-        }
-        if now + Duration::from_millis(5) < self.next_ping {
-            let _ = self.socket.set_read_timeout(self.next_ping - now);
-            return Ok(());
-        }
-        let interval = self.shared.config().ping_interval;
-        self.next_ping = now + interval;
-        if self.pings_out + 1 > self.shared.config().effective_ping_max() {
-            log::debug!("{} - Stale Client Connection - Closing", self.prefix());
-            self.send(crate::protocol::err::STALE_CONNECTION);
-            return Err(CloseReason::StaleConnection);
-        }
-        self.pings_out += 1;
-        self.ping_sent = Some(now);
-        if self.trace {
-            log::trace!("{} - ->> [PING]", self.prefix());
-        }
-        self.send(crate::protocol::PING);
-        let _ = self.socket.set_read_timeout(interval);
-        Ok(())
-    }
-
-    /// Handles every complete operation in the buffer.
-    fn process(&mut self) -> Result<(), CloseReason> {
-        let chunk = self.buf.take();
-        let mut pos = 0;
-        self.need = 0;
-        let result = loop {
-            let step =
-                match protocol::parse(&chunk[pos..], ROUTE_MAX_CONTROL_LINE, ROUTE_MAX_PAYLOAD) {
-                    Ok(Parsed::Op(op, used)) => (op, used),
-                    Ok(Parsed::Incomplete { need }) => {
-                        // Counted from the start of what is left, which goes to the front
-                        // of the buffer below.
-                        self.need = need.unwrap_or(0);
-                        break Ok(());
-                    }
-                    Err(e) => {
-                        log::error!("{} - Route parser ERROR: {e}", self.prefix());
-                        self.send(b"-ERR 'Unknown Protocol Operation'\r\n");
-                        break Err(CloseReason::ParseError);
-                    }
-                };
-            let (op, used) = step;
-            let at = pos;
-            pos += used;
-            if let Err(r) = self.handle(op, &chunk, at) {
-                break Err(r);
-            }
-            if self.outbox.staged() >= FLUSH_STAGED {
-                self.flush();
-            }
-        };
-        if result.is_ok() {
-            // The start of an operation the next read completes goes back to the front.
-            self.buf.keep(chunk, pos);
-        }
-        result
-    }
-
     fn handle(
         &mut self,
         op: RouteOp<'_>,
@@ -420,6 +337,9 @@ impl RouteConn<'_> {
     ) -> Result<(), CloseReason> {
         let p = self.prefix();
         let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        if self.trace {
+            self.link.trace_in(&op);
+        }
         if self.awaiting_connect
             && !matches!(op, RouteOp::Connect(_))
             && self.routes.config.authorization.is_some()
@@ -431,19 +351,12 @@ impl RouteConn<'_> {
         match op {
             RouteOp::Ping => {
                 if self.trace {
-                    log::trace!("{p} - <<- [PING]");
                     log::trace!("{p} - ->> [PONG]");
                 }
                 self.send(crate::protocol::PONG);
             }
             RouteOp::Pong => {
-                if self.trace {
-                    log::trace!("{p} - <<- [PONG]");
-                }
-                self.pings_out = 0;
-                if let Some(sent) = self.ping_sent.take() {
-                    self.route.client.set_rtt(sent.elapsed());
-                }
+                self.link.pong();
             }
             RouteOp::Ok => {}
             RouteOp::Err(e) => {
@@ -451,18 +364,9 @@ impl RouteConn<'_> {
                 return Err(CloseReason::ParseError);
             }
             RouteOp::Connect(json) => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [CONNECT {}]",
-                        crate::protocol::redact_secrets(json)
-                    );
-                }
                 return self.on_connect(json);
             }
             RouteOp::Info(json) => {
-                if self.trace {
-                    log::trace!("{p} - <<- [INFO {}]", s(json));
-                }
                 return self.on_info(json);
             }
             RouteOp::Sub {
@@ -470,17 +374,6 @@ impl RouteConn<'_> {
                 subject,
                 queue,
             } => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [RS+ {} {}{}]",
-                        s(account),
-                        s(subject),
-                        match queue {
-                            Some((q, w)) => format!(" {} {w}", s(q)),
-                            None => String::new(),
-                        }
-                    );
-                }
                 self.on_remote_sub(account, subject, queue);
             }
             RouteOp::Unsub {
@@ -488,47 +381,19 @@ impl RouteConn<'_> {
                 subject,
                 queue,
             } => {
-                if self.trace {
-                    log::trace!(
-                        "{p} - <<- [RS- {} {}{}]",
-                        s(account),
-                        s(subject),
-                        match queue {
-                            Some(q) => format!(" {}", s(q)),
-                            None => String::new(),
-                        }
-                    );
-                }
                 self.on_remote_unsub(account, subject, queue);
             }
             RouteOp::Msg(m) => {
-                if self.trace {
-                    let op = if m.headers.is_some() { "HMSG" } else { "RMSG" };
-                    log::trace!("{p} - <<- [{op} {}]", s(m.args));
-                    log::trace!("{p} - <<- MSG_PAYLOAD: [{:?}]", s(m.payload));
-                }
                 self.on_msg(&m, chunk, at);
             }
         }
         Ok(())
     }
 
-    /// The JSON of an `op` (`INFO`, `CONNECT`); bad JSON closes the route, logged.
-    fn decode<T: serde::de::DeserializeOwned>(
-        &self,
-        op: &str,
-        json: &[u8],
-    ) -> Result<T, CloseReason> {
-        serde_json::from_slice(json).map_err(|e| {
-            log::error!("{} - {op}: {e}", self.prefix());
-            CloseReason::ProtocolViolation
-        })
-    }
-
     /// `CONNECT` on an accepted route (nats-server's `processRouteConnect`).
     fn on_connect(&mut self, json: &[u8]) -> Result<(), CloseReason> {
         let p = self.prefix();
-        let c: RouteConnect = self.decode("CONNECT", json)?;
+        let c: RouteConnect = self.link.decode("CONNECT", json)?;
         if !c.lang.is_empty() {
             // A client on the route port.
             self.send(b"-ERR 'attempted to connect to route port'\r\n");
@@ -558,7 +423,7 @@ impl RouteConn<'_> {
     /// `INFO` (nats-server's `processRouteInfo`).
     fn on_info(&mut self, json: &[u8]) -> Result<(), CloseReason> {
         let p = self.prefix();
-        let info: RouteInfo = self.decode("INFO", json)?;
+        let info: RouteInfo = self.link.decode("INFO", json)?;
         if info.server_id == self.shared.server_id {
             // A route to ourselves (our own address among the routes, or gossip of it).
             log::debug!(
@@ -664,7 +529,10 @@ impl RouteConn<'_> {
         // map); the table lock is not taken here.
         match acc.sublist.insert(sub.clone()) {
             Ok(()) => {
-                subs.insert(key, (sub, queue.map_or(1, |(_, w)| w)));
+                subs.insert(key, (sub.clone(), queue.map_or(1, |(_, w)| w)));
+                drop(subs);
+                // Leafs that connected to us hear of the cluster's interest.
+                self.shared.interest_added(&sub);
             }
             Err(_) => {
                 log::error!(
@@ -689,13 +557,12 @@ impl RouteConn<'_> {
         if let Some((sub, _)) = removed {
             sub.close();
             sub.account.sublist.remove(&sub);
+            self.shared.interest_removed(&[&sub]);
         }
     }
 
     /// `RMSG`/`HMSG`: deliver to local subscribers (never to another route).
     fn on_msg(&mut self, m: &RoutedMsg<'_>, chunk: &bytes::Bytes, at: usize) {
-        self.in_msgs += 1;
-        self.in_bytes += m.payload.len() as u64;
         let Some(acc) = super::account_for(self.shared, m.account) else {
             log::debug!(
                 "{} - Unknown account {:?} for routed message on subject: {:?}",
@@ -744,7 +611,7 @@ impl RouteConn<'_> {
     /// Ends the connection: remove its remote interest, leave the table, and tell clients
     /// if the cluster's URLs changed.
     fn finish(mut self, reason: CloseReason) -> Ended {
-        self.publish_counters();
+        self.link.publish_counters();
         self.flush();
         self.route.client.close(reason);
         let subs: Vec<(super::InterestKey, (Arc<Subscription>, u32))> =
@@ -753,6 +620,8 @@ impl RouteConn<'_> {
             sub.close();
             sub.account.sublist.remove(sub);
         }
+        let gone: Vec<&Arc<Subscription>> = subs.iter().map(|(_, (sub, _))| sub).collect();
+        self.shared.interest_removed(&gone);
         let was_registered = self.routes.depart(&self.shared.registry, &self.route);
         self.route.client.reader_finished(&self.shared.pool);
         let reason = self.route.client.close_reason().unwrap_or(reason);

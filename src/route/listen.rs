@@ -49,30 +49,53 @@ pub fn start(
 }
 
 fn accept_loop(node: &Node, listener: &TcpListener) {
+    accept_each(
+        listener,
+        "route",
+        "beaver-route",
+        ROUTE_STACK,
+        || is_stopping(node),
+        |stream, addr| {
+            let n = node.clone();
+            move || {
+                conn::run(&n, stream, addr, None);
+            }
+        },
+    );
+}
+
+/// A listener's loop for server-to-server connections (routes, leafnodes): accepts until
+/// `stopping`, and runs each connection on a thread of its own (named `thread`), the one
+/// `start` makes for it. `what` names the connections in errors.
+pub(crate) fn accept_each<F: FnOnce() + Send + 'static>(
+    listener: &TcpListener,
+    what: &str,
+    thread: &str,
+    stack: usize,
+    stopping: impl Fn() -> bool,
+    start: impl Fn(TcpStream, SocketAddr) -> F,
+) {
     loop {
         let (stream, addr) = match listener.accept() {
             Ok((stream, addr)) => (stream, crate::listen::canonical(addr)),
             Err(e) => {
-                if is_stopping(node) {
+                if stopping() {
                     return;
                 }
-                log::error!("Error accepting route connection: {e}");
+                log::error!("Error accepting {what} connection: {e}");
                 std::thread::sleep(Duration::from_millis(10));
                 continue;
             }
         };
-        if is_stopping(node) {
+        if stopping() {
             return;
         }
-        let n = node.clone();
         let spawned = std::thread::Builder::new()
-            .name("beaver-route".into())
-            .stack_size(ROUTE_STACK)
-            .spawn(move || {
-                conn::run(&n, stream, addr, None);
-            });
+            .name(thread.into())
+            .stack_size(stack)
+            .spawn(start(stream, addr));
         if let Err(e) = spawned {
-            log::error!("Error starting route thread: {e}");
+            log::error!("Error starting {what} thread: {e}");
         }
     }
 }
@@ -83,18 +106,23 @@ fn is_stopping(node: &Node) -> bool {
 
 /// Sleeps `d` in short steps; false if shutdown began meanwhile.
 fn pause(node: &Node, d: Duration) -> bool {
+    pause_unless(d, || is_stopping(node))
+}
+
+/// Sleeps `d` in short steps; false if `stopping` became true meanwhile.
+pub(crate) fn pause_unless(d: Duration, stopping: impl Fn() -> bool) -> bool {
     let end = Instant::now() + d;
     while Instant::now() < end {
-        if is_stopping(node) {
+        if stopping() {
             return false;
         }
         std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
     }
-    !is_stopping(node)
+    !stopping()
 }
 
-/// Resolves and dials `host:port` once.
-fn dial(host: &str, port: u16) -> std::io::Result<(TcpStream, SocketAddr)> {
+/// Resolves and dials `host:port` once (each address in turn, [`ROUTE_DIAL`] each).
+pub(crate) fn dial(host: &str, port: u16) -> std::io::Result<(TcpStream, SocketAddr)> {
     let mut last = None;
     for addr in (host, port).to_socket_addrs()? {
         match TcpStream::connect_timeout(&addr, ROUTE_DIAL) {

@@ -36,6 +36,7 @@
 //! configured alike on every node, as with nats-server.
 
 pub mod conn;
+pub(crate) mod link;
 pub mod listen;
 
 use crate::client::Account;

@@ -23,6 +23,7 @@ use crate::client::{Accounts, Client, Ready, StallPolicy};
 use crate::close::CloseReason;
 use crate::config::Config;
 use crate::jetstream::JetStream;
+use crate::leaf::Leafnodes;
 use crate::listen::AcceptLoop;
 use crate::monitor::Monitor;
 use crate::outbound::BatchPool;
@@ -96,6 +97,10 @@ pub struct Server {
     acceptor: AcceptLoop,
     /// The route listener thread, when clustering.
     route_acceptor: Option<AcceptLoop>,
+    /// Leafnodes, when `leafnodes` is configured.
+    leafs: Option<Arc<Leafnodes>>,
+    /// The leafnode listener thread, when listening for leafs.
+    leaf_acceptor: Option<AcceptLoop>,
     /// The WebSocket listener thread and its bound address, when `websocket` is set.
     ws_acceptor: Option<(AcceptLoop, SocketAddr)>,
     writers: Option<WriterPool>,
@@ -184,6 +189,24 @@ impl Server {
                     local_addr,
                     pool.clone(),
                 )))
+            }
+            None => None,
+        };
+        // Leafnodes: the leafnode port is bound before anything starts, as the route port.
+        let leaf_listener = match &config.leafnodes {
+            Some(l) if l.port != 0 => {
+                let port = if l.port < 0 { 0 } else { l.port as u16 };
+                Some(crate::listen::bind(&l.host, port)?)
+            }
+            _ => None,
+        };
+        let leafs = match &config.leafnodes {
+            Some(l) => {
+                let addr = match &leaf_listener {
+                    Some(listener) => Some(listener.local_addr()?),
+                    None => None,
+                };
+                Some(Arc::new(Leafnodes::new(l.clone(), addr, pool.clone())))
             }
             None => None,
         };
@@ -279,6 +302,9 @@ impl Server {
                     None => None,
                 },
                 cluster,
+                leafnodes: leafs
+                    .clone()
+                    .map(|l| l as Arc<dyn crate::shared::Leafnodes>),
             },
         ));
         // JetStream first: its streams are recovered and subscribed before any client can
@@ -304,6 +330,18 @@ impl Server {
             }
             _ => None,
         };
+        let leaf_acceptor = match &leafs {
+            Some(l) => {
+                if let Some(addr) = l.listen_addr {
+                    log::info!(
+                        "Listening for leafnode connections on {}",
+                        crate::listen::join_host_port(&l.config.host, addr.port())
+                    );
+                }
+                crate::leaf::listen::start(&shared, l, leaf_listener)?
+            }
+            None => None,
+        };
         let ws_acceptor = match ws_listener {
             Some((l, context, host)) => {
                 let addr = l.local_addr()?;
@@ -328,6 +366,8 @@ impl Server {
             routes,
             acceptor,
             route_acceptor,
+            leafs,
+            leaf_acceptor,
             ws_acceptor,
             writers: Some(writers),
             monitor: None,
@@ -341,6 +381,7 @@ impl Server {
                 l,
                 server.shared.clone(),
                 server.routes.clone(),
+                server.leafs.clone(),
                 server.jetstream.clone(),
             )
             .map_err(StartError::Monitor)?;
@@ -367,6 +408,16 @@ impl Server {
     /// The bound route listen address, when clustering.
     pub fn cluster_addr(&self) -> Option<SocketAddr> {
         self.routes.as_ref().map(|r| r.listen_addr)
+    }
+
+    /// The bound leafnode listen address, when listening for leafs.
+    pub fn leafnode_addr(&self) -> Option<SocketAddr> {
+        self.leafs.as_ref().and_then(|l| l.listen_addr)
+    }
+
+    /// Leafnodes, when configured (for monitoring and tests).
+    pub fn leafnodes(&self) -> Option<&Arc<Leafnodes>> {
+        self.leafs.as_ref()
     }
 
     /// JetStream, when enabled.
@@ -457,12 +508,18 @@ impl Server {
         if let Some(routes) = &self.routes {
             routes.close_all();
         }
+        if let Some(leafs) = &self.leafs {
+            leafs.close_all();
+        }
         // (2) Stop monitoring and the accept loops (each bounded: see `AcceptLoop::stop`).
         if let Some(m) = self.monitor.take() {
             m.stop();
         }
         self.stop_accepting();
         if let Some(a) = self.route_acceptor.as_mut() {
+            a.stop();
+        }
+        if let Some(a) = self.leaf_acceptor.as_mut() {
             a.stop();
         }
         // A connection the acceptor was registering while (1) ran is closed now (closing is
@@ -494,6 +551,15 @@ impl Server {
             }
             for r in routes.all() {
                 r.client.abort(CloseReason::ServerShutdown);
+            }
+        }
+        if let Some(leafs) = &self.leafs {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !leafs.is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            for l in leafs.all() {
+                l.client.abort(CloseReason::ServerShutdown);
             }
         }
         // (4) JetStream: no client can publish any more; its stores are synced.

@@ -45,6 +45,20 @@ pub trait Cluster: Send + Sync {
     fn traffic(&self) -> Traffic;
 }
 
+/// What the core needs from leafnodes, implemented by `leaf::Leafnodes`: it is told of
+/// every change of interest in the accounts' tables (local clients', routes' and leafnode
+/// connections' alike: each leafnode connection decides what its other side must hear,
+/// as nats-server's `updateLeafNodes` does), and asked for the leafnode connections'
+/// counters. The leaf module, above the core, is never named here.
+pub trait Leafnodes: Send + Sync {
+    /// A subscription was added to its account's table.
+    fn interest_added(&self, sub: &Subscription);
+    /// Subscriptions were removed from their tables (each exactly once).
+    fn interest_removed(&self, subs: &[&Subscription]);
+    /// The leafnode connections' counters, summed (they count in `/varz` totals).
+    fn traffic(&self) -> Traffic;
+}
+
 /// State shared by every thread of one server.
 pub struct Shared {
     /// Client authentication, compiled from `config.authorization`.
@@ -93,6 +107,8 @@ pub struct Shared {
     shutting_down: AtomicBool,
     /// The cluster, when `cluster` is configured (see [`Cluster`]).
     pub cluster: Option<Arc<dyn Cluster>>,
+    /// Leafnodes, when `leafnodes` is configured (see [`Leafnodes`]).
+    pub leafnodes: Option<Arc<dyn Leafnodes>>,
 }
 
 /// What [`Shared::new`] needs besides the configuration: what the server built first.
@@ -119,6 +135,8 @@ pub struct Parts {
     pub websocket_addr: Option<SocketAddr>,
     /// The cluster, if any.
     pub cluster: Option<Arc<dyn Cluster>>,
+    /// Leafnodes, if any.
+    pub leafnodes: Option<Arc<dyn Leafnodes>>,
 }
 
 impl Shared {
@@ -149,6 +167,7 @@ impl Shared {
             lame_duck: AtomicBool::new(false),
             write_deadline: parts.write_deadline,
             cluster: parts.cluster,
+            leafnodes: parts.leafnodes,
         }
     }
 
@@ -229,34 +248,51 @@ impl Shared {
     /// since start; see [`Registry::connections_and_traffic`].
     pub fn connections_and_traffic(&self) -> (usize, Traffic) {
         self.registry.connections_and_traffic(|| {
-            self.cluster
+            let mut t = self
+                .cluster
                 .as_ref()
-                .map_or_else(Traffic::default, |c| c.traffic())
+                .map_or_else(Traffic::default, |c| c.traffic());
+            if let Some(l) = &self.leafnodes {
+                t.add(l.traffic());
+            }
+            t
         })
     }
 
-    /// A local subscription was added to its account's table: the cluster hears of it
-    /// (routes' own subscriptions are remote interest and are not announced).
+    /// A subscription was added to its account's table: the cluster hears of it if it is
+    /// local (a client's, or a leaf's that connected to us: nats-server forwards those to
+    /// routes as a client's; routes' own subscriptions are remote interest and are not
+    /// announced back), and leafnodes hear of every one (they filter per connection).
     #[inline]
     pub fn interest_added(&self, sub: &Subscription) {
         if let Some(cluster) = &self.cluster {
-            if !sub.client.is_route() {
+            if !sub.client.is_route() && !sub.client.is_spoke_leaf() {
                 cluster.interest_added(sub);
             }
         }
+        if let Some(leafs) = &self.leafnodes {
+            leafs.interest_added(sub);
+        }
     }
 
-    /// Local subscriptions were removed from their tables (each exactly once: the caller
-    /// won its `Subscription::close`): the cluster hears of it.
+    /// Subscriptions were removed from their tables (each exactly once: the caller won its
+    /// `Subscription::close`): the cluster and leafnodes hear of it, as in
+    /// [`Shared::interest_added`].
     pub fn interest_removed(&self, subs: &[&Arc<Subscription>]) {
         if let Some(cluster) = &self.cluster {
             let local: Vec<&Subscription> = subs
                 .iter()
-                .filter(|s| !s.client.is_route())
+                .filter(|s| !s.client.is_route() && !s.client.is_spoke_leaf())
                 .map(|s| &***s)
                 .collect();
             if !local.is_empty() {
                 cluster.interest_removed(&local);
+            }
+        }
+        if let Some(leafs) = &self.leafnodes {
+            let all: Vec<&Subscription> = subs.iter().map(|s| &***s).collect();
+            if !all.is_empty() {
+                leafs.interest_removed(&all);
             }
         }
     }

@@ -569,6 +569,28 @@ pub fn show(frames: &[Frame]) -> String {
 }
 
 impl ServerProcess {
+    /// The port at the end of the first log line containing `needle` (`Listening for route
+    /// connections on HOST:PORT`), waiting for it.
+    pub fn port_in_log(&self, needle: &str) -> u16 {
+        assert!(
+            self.wait_for_log(needle),
+            "{}: no {needle:?} in its log",
+            self.name
+        );
+        self.log_lines()
+            .iter()
+            .find_map(|l| {
+                l.split(needle)
+                    .nth(1)?
+                    .trim()
+                    .rsplit(':')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .expect("the line ends with :PORT")
+    }
+
     /// The monitoring port, from the `Starting http monitor on HOST:PORT` line both servers
     /// log before they listen for clients (so it is already there once started).
     pub fn monitor_port(&self) -> u16 {

@@ -186,8 +186,10 @@ struct FileSubjectPermission {
 
 #[derive(Deserialize)]
 #[serde(untagged, expecting = "a subject or a list of subjects")]
-enum OneOrMany {
+pub(super) enum OneOrMany {
+    /// One subject.
     One(String),
+    /// A list.
     Many(Vec<String>),
 }
 
@@ -228,7 +230,8 @@ impl FilePermissions {
 }
 
 impl OneOrMany {
-    fn into_vec(self) -> Vec<String> {
+    /// The subjects, one or many.
+    pub(super) fn into_vec(self) -> Vec<String> {
         match self {
             OneOrMany::One(s) => vec![s],
             OneOrMany::Many(v) => v,

@@ -5,12 +5,13 @@
 //! The top level is read by the option table ([`OPTIONS`]): a key is one of its names or
 //! aliases, and its value is read as the option's [`Value`] says. Values are then applied in
 //! the table's order, whatever their order in the file. The blocks have their own readers:
-//! [`authorization`] (with `accounts`), [`tls`], [`cluster`].
+//! [`authorization`] (with `accounts`), [`tls`], [`cluster`], [`leafnodes`].
 
 // Visible to `docs`, whose test reads the blocks' keys from their readers.
 pub(super) mod authorization;
 pub(super) mod cluster;
 pub(crate) mod jetstream;
+pub(super) mod leafnodes;
 pub(super) mod tls;
 mod values;
 pub(super) mod websocket;
@@ -202,6 +203,10 @@ fn read<'de, A: MapAccess<'de>>(m: &mut A, opt: &'static Opt) -> Result<Given, A
             let v: Spanned<cluster::FileCluster> = m.next_value()?;
             Given::new(Some(v.span()), move |cx| cluster::apply_cluster(cx, v))
         }
+        Value::Block(Block::LeafNodes) => {
+            let v: Spanned<leafnodes::FileLeafNodes> = m.next_value()?;
+            Given::new(Some(v.span()), move |cx| leafnodes::apply_leafnodes(cx, v))
+        }
         Value::Block(Block::JetStream) => {
             let v: Spanned<jetstream::FileJetStream> = m.next_value()?;
             Given::new(Some(v.span()), move |cx| jetstream::apply_jetstream(cx, v))
@@ -339,6 +344,31 @@ pub(super) fn apply(
             ));
         }
     }
+    // Accounts named by `leafnodes` exist (nats-server's `validateLeafNode`).
+    if let (Some(span), Some(l)) = (span_of("leafnodes"), &cx.config.leafnodes) {
+        let exists = |name: &str| {
+            name == crate::config::GLOBAL_ACCOUNT
+                || cx.config.accounts.iter().any(|a| a.name == name)
+        };
+        let auth = l.authorization.iter().flat_map(|a| {
+            a.account
+                .iter()
+                .chain(a.users.iter().filter_map(|u| u.account.as_ref()))
+                .map(|n| (n, "authorization"))
+        });
+        let remotes = l
+            .remotes
+            .iter()
+            .filter_map(|r| r.account.as_ref())
+            .map(|n| (n, "remote"));
+        if let Some((name, what)) = auth.chain(remotes).find(|(n, _)| !exists(n)) {
+            return Err(cx.err(
+                "leafnodes",
+                span,
+                format!("cannot find local account {name:?} specified in leafnode {what}"),
+            ));
+        }
+    }
     // A message must fit in a client's pending buffer.
     if cx.config.max_payload > cx.config.max_pending {
         let at = span_of("max_payload").map_or(String::new(), |s| format!("{}: ", locate(s)));
@@ -371,7 +401,8 @@ mod tests {
              `ping_interval`, `ping_max`, `write_deadline`, `writers`, `debug`, `trace`, \
              `logtime`, `log_file`, `logfile`, `authorization`, `no_auth_user`, `accounts`, \
              `tls`, `pid_file`, `pidfile`, `ports_file_dir`, `lame_duck_duration`, \
-             `lame_duck_grace_period`, `cluster`, `store_dir`, `storedir`, `jetstream`, `websocket`, `ws`"
+             `lame_duck_grace_period`, `cluster`, `leaf`, `leafnodes`, `store_dir`, \
+             `storedir`, `jetstream`, `websocket`, `ws`"
         );
         // Two spellings of one option.
         let e = Config::from_toml("http_port = 1\nmonitor_port = 2\n").unwrap_err();

@@ -640,6 +640,17 @@ pub(crate) const OPTIONS: &[Opt] = &[
         doc: "clustering: the route port and the routes to dial; see [Clustering](#clustering)",
     },
     Opt {
+        name: "leafnodes",
+        aliases: &["leaf"],
+        value: Value::Block(Block::LeafNodes),
+        // Not reloaded (nats-server reloads a few leafnode options); without the values:
+        // they hold passwords.
+        reload: restart!("LeafNode", "restart the server to change it", leafnodes),
+        flags: &[],
+        doc: "leafnodes: the leafnode port leafs connect to, their `authorization`, and the \
+              `remotes` (hubs) to connect to; see [Leafnodes](#leafnodes)",
+    },
+    Opt {
         name: "store_dir",
         aliases: &["storedir"],
         value: Value::Path(|c, p| c.store_dir = Some(p)),
