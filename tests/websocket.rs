@@ -813,3 +813,36 @@ fn compression_as_nats_server() {
         assert!(compressed, "{name}: the message came back compressed");
     }
 }
+
+/// A client that floods pings and never reads is a slow consumer: its pongs count against
+/// `max_pending` like any output (found by an attack: they were not counted).
+#[test]
+fn a_ping_flood_that_never_reads_is_a_slow_consumer() {
+    let conf = "max_pending: 65536\nmax_payload: 65536\nwebsocket { listen: \"127.0.0.1:-1\", no_tls: true }\n";
+    let server = start_with("beaver", "pingflood", conf).unwrap();
+    let port = server.websocket_port().unwrap();
+    let mut s = upgraded(port);
+    s.write_all(&binary(&[CONNECT, b"PING\r\n"].concat()))
+        .unwrap();
+    let ping = frame(0x89, &[b'p'; 125], Some([1, 2, 3, 4]));
+    let burst: Vec<u8> = ping.repeat(1000);
+    // Up to 100,000 pings (12.7 MB of pongs), never reading; the server cuts the client
+    // long before (the writes then fail).
+    for _ in 0..100 {
+        if s.write_all(&burst).is_err() {
+            break;
+        }
+        if server
+            .log_lines()
+            .iter()
+            .any(|l| l.contains("Slow Consumer Detected"))
+        {
+            break;
+        }
+    }
+    assert!(
+        server.wait_for_log("Slow Consumer Detected: MaxPending of 65536 Exceeded"),
+        "{:?}",
+        server.log_lines()
+    );
+}

@@ -635,12 +635,10 @@ impl Client {
     }
 
     /// Queues bytes the writer sends as they are, after everything queued before: a
-    /// WebSocket control frame (see [`Batch::verbatim`]). Not counted against `max_pending`:
-    /// a control frame is at most 127 bytes and answers the client's own.
-    pub(crate) fn queue_verbatim(self: &Arc<Self>, bytes: Vec<u8>) {
-        if let Some(token) = self.outbound.push(Batch::verbatim(bytes)) {
-            self.ring(token);
-        }
+    /// WebSocket control frame (see [`Batch::verbatim`]). Counted against `max_pending` like
+    /// any output: a client that floods pings and never reads is a slow consumer.
+    pub(crate) fn queue_verbatim(self: &Arc<Self>, bytes: Vec<u8>, pool: &BatchPool) {
+        let _ = self.enqueue(Batch::verbatim(bytes), pool);
     }
 
     /// Wakes a writer for this client even though nothing is queued: a TLS session has

@@ -212,7 +212,8 @@ impl Connection {
                         _ => websocket::status::PROTOCOL_ERROR,
                     };
                     let payload = websocket::close_payload(status, &e.to_string());
-                    self.client.queue_verbatim(websocket::close(&payload));
+                    self.client
+                        .queue_verbatim(websocket::close(&payload), &self.shared.pool);
                 }
                 self.client.close(CloseReason::ReadError);
                 return Err(io::Error::new(ErrorKind::InvalidData, e.to_string()));
@@ -241,7 +242,9 @@ impl Connection {
         self.flush();
         for c in controls {
             match c {
-                ControlFrame::Ping(payload) => self.client.queue_verbatim(websocket::pong(payload)),
+                ControlFrame::Ping(payload) => self
+                    .client
+                    .queue_verbatim(websocket::pong(payload), &self.shared.pool),
                 ControlFrame::Close(payload) => {
                     if self
                         .client
@@ -249,7 +252,8 @@ impl Connection {
                         .as_ref()
                         .is_some_and(|f| f.queue_close())
                     {
-                        self.client.queue_verbatim(websocket::close(payload));
+                        self.client
+                            .queue_verbatim(websocket::close(payload), &self.shared.pool);
                     }
                     if let Some(ws) = self.ws.as_mut() {
                         ws.closed = true;

@@ -177,6 +177,13 @@ pub fn parse(buf: &[u8], origins: &Origins, tls: bool, compression: bool) -> Hea
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let len = match req.parse(buf) {
+        // One read may bring more than the limit at once: the limit holds either way.
+        Ok(httparse::Status::Complete(len)) if len > MAX_HEAD => {
+            return Head::Complete {
+                len: buf.len(),
+                result: Err(Refusal::new(431, "request head too large")),
+            }
+        }
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => return Head::Partial,
         Ok(httparse::Status::Partial) | Err(httparse::Error::TooManyHeaders) => {
@@ -384,6 +391,15 @@ mod tests {
         assert!(matches!(
             parse(GOOD.as_bytes(), &none, false, false),
             Head::Partial
+        ));
+        // Over 16 KiB, whether it comes in pieces or at once.
+        let big = format!("{GOOD}X-Big: {}\r\n\r\n", "x".repeat(MAX_HEAD));
+        assert!(matches!(
+            parse(big.as_bytes(), &none, false, false),
+            Head::Complete {
+                result: Err(Refusal { status: 431, .. }),
+                ..
+            }
         ));
         assert!(matches!(
             parse(b"HELLO\r\n\r\n", &none, false, false),

@@ -84,7 +84,8 @@ enum Step {
     /// Look again: something changed (a close marker reached, the socket shut, an error
     /// closed the client, ciphertext produced).
     Again,
-    /// The socket took this many bytes, all it was given: count them against the fair share.
+    /// The socket took this many bytes, all it was given, or (TLS, WebSocket) this many
+    /// bytes of batches were encoded: count them against the fair share.
     Wrote(usize),
     /// Nothing left to write: give the token back.
     Idle,
