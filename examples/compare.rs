@@ -26,6 +26,10 @@
 //! publishers on the first node and its subscribers on the second (`--sub-url`). Their CPU
 //! time and peak resident memory are the sums over both nodes.
 //!
+//! The `leaf-*` scenarios start a hub and a leaf of each server instead (`-c` with a file
+//! holding a `leafnodes` block, appended: the hub listens, the leaf dials it) and run bench
+//! with its publishers on the hub and its subscribers on the leaf.
+//!
 //! The `js-*` scenarios measure JetStream publishing: each server runs with `-js -sd <a
 //! fresh directory>` (appended to its command line), `examples/bench --js` (re)creates a
 //! stream on the subject and publishes with PubAcks (`--sync`, or a window of 1000
@@ -62,9 +66,9 @@ struct Scenario {
     /// Messages delivered to subscribers (or received, for publish-only).
     deliveries: u64,
     fan_out: bool,
-    /// Servers per measurement: 1, or 2 clustered nodes (publishers on the first node,
-    /// subscribers on the second, through the route).
-    nodes: usize,
+    /// Servers per measurement: one, or a pair (publishers on the first, subscribers on the
+    /// second) joined by a route or a leafnode connection.
+    nodes: Topology,
     /// A JetStream scenario: the server runs with `-js -sd <fresh dir>`, bench with `--js`,
     /// and `examples/js_bench.go` (nats.go) runs it too, with `go_args`, on another fresh
     /// server. Its results go to their own table and file.
@@ -73,6 +77,27 @@ struct Scenario {
     /// A JetStream consumer or key-value scenario (`--pull`, `--push`, `--kv`; nats.go's side is
     /// `examples/js_consume.go`): run like `js`, its rate and latency go to their own table.
     consume: bool,
+}
+
+/// How the servers of a measurement are set up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Topology {
+    /// One server.
+    Single,
+    /// Two nodes of a cluster, joined by a route.
+    Route,
+    /// A hub and a leaf: the second server dials the first's leafnode port.
+    Leaf,
+}
+
+impl Topology {
+    /// Servers started.
+    fn count(self) -> usize {
+        match self {
+            Topology::Single => 1,
+            Topology::Route | Topology::Leaf => 2,
+        }
+    }
 }
 
 /// A JetStream publish scenario: name, storage, sync, messages, size (as bench spells them).
@@ -106,7 +131,7 @@ macro_rules! js_scenario {
             },
             deliveries: 0,
             fan_out: false,
-            nodes: 1,
+            nodes: Topology::Single,
             js: true,
             consume: false,
             go_args: if $sync {
@@ -135,7 +160,7 @@ macro_rules! consume_scenario {
             args: &[concat!("--", $mode), "-n", $n, "-ms", $ms, "-ns", $ns],
             deliveries: 0,
             fan_out: false,
-            nodes: 1,
+            nodes: Topology::Single,
             js: true,
             consume: true,
             go_args: &["-mode", $mode, "-n", $n, "-ms", $ms, "-ns", $ns],
@@ -152,7 +177,7 @@ macro_rules! kv_scenario {
             args: &["--kv", $op, "--sync", "-n", $n, "-ms", $ms],
             deliveries: 0,
             fan_out: false,
-            nodes: 1,
+            nodes: Topology::Single,
             js: true,
             consume: true,
             go_args: &["-mode", concat!("kv", $op), "-n", $n, "-ms", $ms],
@@ -166,7 +191,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "1", "-ns", "0", "-n", "5000000", "-ms", "16"],
         deliveries: 5_000_000,
         fan_out: false,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -176,7 +201,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "1", "-ns", "1", "-n", "3000000", "-ms", "16"],
         deliveries: 3_000_000,
         fan_out: false,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -186,7 +211,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "1", "-ns", "5", "-n", "1000000", "-ms", "16"],
         deliveries: 5_000_000,
         fan_out: true,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -196,7 +221,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "5", "-ns", "5", "-n", "1000000", "-ms", "16"],
         deliveries: 5_000_000,
         fan_out: false,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -206,7 +231,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "10", "-ns", "100", "-n", "100000", "-ms", "1000"],
         deliveries: 10_000_000,
         fan_out: true,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -216,7 +241,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "10", "-ns", "1000", "-n", "20000", "-ms", "1000"],
         deliveries: 20_000_000,
         fan_out: true,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -226,7 +251,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "1", "-ns", "1", "-n", "20000", "-ms", "65536"],
         deliveries: 20_000,
         fan_out: false,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -236,7 +261,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["--reqrep", "-n", "20000", "-ms", "16"],
         deliveries: 40_000,
         fan_out: false,
-        nodes: 1,
+        nodes: Topology::Single,
         js: false,
         go_args: &[],
         consume: false,
@@ -248,7 +273,7 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "1", "-ns", "1", "-n", "3000000", "-ms", "16"],
         deliveries: 3_000_000,
         fan_out: false,
-        nodes: 2,
+        nodes: Topology::Route,
         js: false,
         go_args: &[],
         consume: false,
@@ -258,7 +283,29 @@ const SCENARIOS: &[Scenario] = &[
         args: &["-np", "1", "-ns", "5", "-n", "500000", "-ms", "1000"],
         deliveries: 2_500_000,
         fan_out: true,
-        nodes: 2,
+        nodes: Topology::Route,
+        js: false,
+        go_args: &[],
+        consume: false,
+    },
+    // A hub and a leaf of the same server: publishers on the hub, subscribers on the leaf,
+    // so every message crosses the leafnode connection once (as LMSG).
+    Scenario {
+        name: "leaf-1:1-16B",
+        args: &["-np", "1", "-ns", "1", "-n", "3000000", "-ms", "16"],
+        deliveries: 3_000_000,
+        fan_out: false,
+        nodes: Topology::Leaf,
+        js: false,
+        go_args: &[],
+        consume: false,
+    },
+    Scenario {
+        name: "leaf-1:5-1000B",
+        args: &["-np", "1", "-ns", "5", "-n", "500000", "-ms", "1000"],
+        deliveries: 2_500_000,
+        fan_out: true,
+        nodes: Topology::Leaf,
         js: false,
         go_args: &[],
         consume: false,
@@ -379,6 +426,8 @@ fn parse_options() -> Options {
                      scenarios: {}\n\
                      route-* scenarios start two nodes of each server, clustered with \
                      --cluster, --cluster_name and --routes (appended to the command line); \
+                     leaf-* scenarios start a hub and a leaf of each server (-c with a \
+                     leafnodes block, appended); \
                      js-* scenarios run each server with -js -sd <fresh dir> (appended)",
                     SCENARIOS
                         .iter()
@@ -566,6 +615,44 @@ fn start_pair(spec: &ServerSpec) -> [Running; 2] {
     [a, b]
 }
 
+/// Starts a hub and a leaf of `spec` on loopback, each with `-c` and a configuration file
+/// holding its `leafnodes` block (the hub listens, the leaf dials it), and waits until a
+/// message published on the hub reaches a subscriber on the leaf.
+fn start_leaf_pair(spec: &ServerSpec) -> [Running; 2] {
+    let (leaf_port, hold) = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| Ok((l.local_addr()?.port(), l)))
+        .unwrap_or_else(|e| die(&format!("no free port: {e}")));
+    let dir = std::env::temp_dir().join(format!("compare-leaf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| die(&format!("{}: {e}", dir.display())));
+    let conf = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
+        vec!["-c".to_string(), path.display().to_string()]
+    };
+    let hub_args = conf(
+        "hub.conf",
+        format!("leafnodes {{ listen: \"127.0.0.1:{leaf_port}\" }}\n"),
+    );
+    let leaf_args = conf(
+        "leaf.conf",
+        format!("leafnodes {{ remotes [ {{ url: \"nats-leaf://127.0.0.1:{leaf_port}\" }} ] }}\n"),
+    );
+    let hub = start_with(spec, &hub_args, vec![hold]);
+    let mut leaf = start_with(spec, &leaf_args, Vec::new());
+    if let Err(e) = wait_for_route(hub.port, leaf.port) {
+        let mut hub = hub;
+        for r in [&mut hub, &mut leaf] {
+            let _ = r.child.kill();
+            let _ = r.child.wait();
+        }
+        die(&format!(
+            "{}: the leaf did not connect to the hub: {e}",
+            spec.name
+        ));
+    }
+    [hub, leaf]
+}
+
 /// A raw client: reads `INFO`, sends `CONNECT`.
 fn raw_client(port: u16) -> std::io::Result<std::net::TcpStream> {
     let mut c = std::net::TcpStream::connect(("127.0.0.1", port))?;
@@ -661,10 +748,10 @@ fn peak_rss_kib(pid: u32) -> u64 {
 /// Runs one scenario against one server (or a pair of clustered nodes of it); returns the
 /// measurement. With two nodes, CPU and peak RSS are the sums over both.
 fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
-    let mut servers: Vec<Running> = if sc.nodes == 2 {
-        start_pair(spec).into()
-    } else {
-        vec![start(spec)]
+    let mut servers: Vec<Running> = match sc.nodes {
+        Topology::Route => start_pair(spec).into(),
+        Topology::Leaf => start_leaf_pair(spec).into(),
+        Topology::Single => vec![start(spec)],
     };
     let pids: Vec<u32> = servers.iter().map(|s| s.child.id()).collect();
     let cpu_before: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum();
@@ -715,7 +802,7 @@ fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
         "server": spec.name,
         "scenario": sc.name,
         "ok": true,
-        "nodes": sc.nodes,
+        "nodes": sc.nodes.count(),
         "msgs_per_sec": rate,
         "cpu_seconds": cpu,
         "cpu_ns_per_delivery": cpu * 1e9 / sc.deliveries as f64,
@@ -861,7 +948,7 @@ fn main() {
             "build": "cargo build --release --bin beaver --example bench",
             "run": format!("cargo run --release --example compare -- --rounds {}", opts.rounds),
         },
-        "scenarios": opts.scenarios.iter().map(|s| json!({"name": s.name, "bench_args": s.args, "deliveries": s.deliveries, "nodes": s.nodes})).collect::<Vec<_>>(),
+        "scenarios": opts.scenarios.iter().map(|s| json!({"name": s.name, "bench_args": s.args, "deliveries": s.deliveries, "nodes": s.nodes.count()})).collect::<Vec<_>>(),
         "servers": opts.servers.iter().map(|s| json!({"name": s.name, "command": s.command.join(" ")})).collect::<Vec<_>>(),
         "summary": summary,
         "runs": runs,
@@ -980,8 +1067,10 @@ fn render(opts: &Options, results: &Value) -> String {
         let need = if sc.fan_out { 1.25 } else { 1.0 };
         let target = if !has_ref {
             "n/a".to_string()
-        } else if sc.nodes > 1 {
+        } else if sc.nodes == Topology::Route {
             "none (cluster)".to_string()
+        } else if sc.nodes == Topology::Leaf {
+            "none (leafnode)".to_string()
         } else if ratio >= need {
             format!("≥ {need}×: met")
         } else {
@@ -1005,10 +1094,16 @@ fn render(opts: &Options, results: &Value) -> String {
             mib(n)
         ));
     }
-    if opts.scenarios.iter().any(|s| s.nodes > 1) {
+    if opts.scenarios.iter().any(|s| s.nodes == Topology::Route) {
         s.push_str(
             "\n`route-*`: two clustered nodes of the same server, publishers on one and \
              subscribers on the other; CPU and peak RSS are the sums over both nodes.\n",
+        );
+    }
+    if opts.scenarios.iter().any(|s| s.nodes == Topology::Leaf) {
+        s.push_str(
+            "\n`leaf-*`: a hub and a leaf of the same server, publishers on the hub and \
+             subscribers on the leaf; CPU and peak RSS are the sums over both.\n",
         );
     }
     for idle in results["idle_connections"].as_array().into_iter().flatten() {

@@ -554,10 +554,15 @@ fn monitoring_shows_websocket_clients() {
     assert_eq!(connz["connections"][0]["kind"], "Client");
     assert!(server.wait_for_log(" - wid:"), "{:?}", server.log_lines());
     // The ports file lists the WebSocket URL as nats-server's does.
-    let ports: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.join(format!("beaver_{}.ports", server.pid()))).unwrap(),
-    )
-    .unwrap();
+    // `<exe>_<pid>.ports`: `beaver`, or `beaver.exe` on Windows.
+    let suffix = format!("_{}.ports", server.pid());
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().ends_with(&suffix))
+        .expect("the ports file");
+    let ports: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(file.path()).unwrap()).unwrap();
     assert_eq!(
         ports["websocket"],
         serde_json::json!([format!("ws://127.0.0.1:{port}")]),
