@@ -24,6 +24,23 @@ struct Certs {
     dir: PathBuf,
 }
 
+/// A bare rustls client configuration that trusts the test CA (for clients that speak TLS
+/// by hand: one that stops reading, a WebSocket client).
+fn bare_client_config(certs: &Certs) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    let ca_pem = std::fs::read(certs.path("ca.pem")).unwrap();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca_pem) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth()
+}
+
 impl Certs {
     fn new(name: &str) -> Certs {
         let dir = std::env::temp_dir().join(format!("beaver-tls-{}-{name}", std::process::id()));
@@ -332,18 +349,7 @@ async fn tls_slow_consumer() {
     let server = ServerProcess::beaver(&["-c", config.to_str().unwrap()]);
 
     // The subscriber that stops reading once subscribed: a bare rustls client.
-    let mut roots = rustls::RootCertStore::empty();
-    let ca_pem = std::fs::read(certs.path("ca.pem")).unwrap();
-    use rustls::pki_types::pem::PemObject;
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca_pem) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let client_config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let client_config = bare_client_config(&certs);
     let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     tcp.set_read_timeout(Some(LIMIT)).unwrap();
     let mut info = [0u8; 4096];
@@ -504,18 +510,7 @@ fn websocket_over_tls() {
     assert!(server.wait_for_log("Listening for websocket clients on wss://127.0.0.1:"));
     let port = server.websocket_port().unwrap();
 
-    let mut roots = rustls::RootCertStore::empty();
-    let ca_pem = std::fs::read(certs.path("ca.pem")).unwrap();
-    use rustls::pki_types::pem::PemObject;
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca_pem) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let client_config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let client_config = bare_client_config(&certs);
     let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
     tcp.set_read_timeout(Some(LIMIT)).unwrap();
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
