@@ -467,7 +467,8 @@ pub fn close_frame_for(reason: CloseReason) -> Vec<u8> {
 /// [`MAX_CONTROL_PAYLOAD`] bytes).
 pub fn control_frame(kind: Control, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(2 + payload.len());
-    write_header(&mut out, OpCode::Control(kind), payload.len());
+    // Writing into a Vec cannot fail.
+    let _ = write_header(&mut out, OpCode::Control(kind), payload.len());
     out.extend_from_slice(payload);
     out
 }
@@ -482,9 +483,9 @@ pub fn close(payload: &[u8]) -> Vec<u8> {
     control_frame(Control::Close, payload)
 }
 
-/// Appends the header of a final, unmasked frame of `len` payload bytes (server frames are
+/// Writes the header of a final, unmasked frame of `len` payload bytes (server frames are
 /// never masked: RFC 6455, 5.1).
-fn write_header(out: &mut Vec<u8>, opcode: OpCode, len: usize) {
+fn write_header(out: &mut impl std::io::Write, opcode: OpCode, len: usize) -> std::io::Result<()> {
     let head = FrameHeader {
         is_final: true,
         rsv1: false,
@@ -493,8 +494,8 @@ fn write_header(out: &mut Vec<u8>, opcode: OpCode, len: usize) {
         opcode,
         mask: None,
     };
-    // Writing into a Vec cannot fail.
-    let _ = head.format(len as u64, out);
+    head.format(len as u64, out)
+        .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
 /// Writes `payload` as one compressed message (RSV1 on its first frame, RFC 7692, 6): one
@@ -518,10 +519,8 @@ pub fn write_compressed(out: &mut impl std::io::Write, payload: &[u8], max_frame
             opcode: OpCode::Data(if first { Data::Binary } else { Data::Continue }),
             mask: None,
         };
-        let mut h = Vec::with_capacity(10);
-        // Writing into a Vec cannot fail; `out` is a Vec or a TLS session's unlimited buffer.
-        let _ = head.format(n as u64, &mut h);
-        let _ = out.write_all(&h);
+        // Cannot fail: `out` is a Vec or a TLS session's unlimited buffer.
+        let _ = head.format(n as u64, out);
         let _ = out.write_all(&rest[..n]);
         rest = &rest[n..];
         first = false;
@@ -566,9 +565,7 @@ impl Framer {
         while !seg.is_empty() {
             if self.left_in_frame == 0 {
                 self.left_in_frame = self.left.min(self.max_frame);
-                let mut head = Vec::with_capacity(10);
-                write_header(&mut head, OpCode::Data(Data::Binary), self.left_in_frame);
-                out.write_all(&head)?;
+                write_header(out, OpCode::Data(Data::Binary), self.left_in_frame)?;
             }
             let n = seg.len().min(self.left_in_frame);
             out.write_all(&seg[..n])?;
