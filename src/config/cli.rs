@@ -64,7 +64,8 @@ pub(super) const CONTROL: &[Control] = &[
         long: Some("signal"),
         arg: Arg::Text("SIGNAL[=PID]"),
         help: "Send a signal to a running server and exit: ldm, stop, quit, term, reopen, \
-               reload; `=PID` or `=PIDFILE` names the process (also -sl)",
+               reload; `=PID` or `=PIDFILE` names the process, on Windows `=SERVICE` a \
+               service (also -sl)",
     },
     Control {
         id: "version",

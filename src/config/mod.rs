@@ -28,6 +28,7 @@ pub mod natsconf;
 mod natsfile;
 mod options;
 pub mod reload_rules;
+mod syslog;
 pub mod units;
 mod websocket;
 
@@ -36,6 +37,7 @@ pub use auth::{
     DEFAULT_AUTH_TIMEOUT, DEFAULT_TLS_TIMEOUT,
 };
 pub use cli::Cli;
+pub use syslog::{SyslogTarget, DEFAULT_SYSLOG_PORT};
 pub use websocket::{WebSocket, WebSocketAuth, DEFAULT_HANDSHAKE_TIMEOUT};
 
 use std::path::PathBuf;
@@ -128,6 +130,15 @@ pub struct Config {
     pub logtime: bool,
     /// Log to this file instead of stderr (`logfile`).
     pub logfile: Option<PathBuf>,
+    /// Log to the local syslog (the Windows event log on Windows) instead of stderr, when
+    /// there is no `logfile` (`syslog`, `-s`).
+    pub syslog: bool,
+    /// Log to this syslog server (`remote_syslog`, `-r`): `udp://host:port`,
+    /// `tcp://host:port` or `unix:///path`; checked by [`SyslogTarget::parse`].
+    pub remote_syslog: Option<String>,
+    /// The name syslog lines carry as their tag and the Windows event log's source
+    /// (`syslog_name`, beaver's own key); `None`: the executable's name.
+    pub syslog_name: Option<String>,
     /// Client authentication and permissions (`authorization`); `None`: no authentication.
     pub authorization: Option<Authorization>,
     /// A client that sends no credentials logs in as this user of `authorization.users` or
@@ -349,6 +360,9 @@ impl Default for Config {
             trace: false,
             logtime: false,
             logfile: None,
+            syslog: false,
+            remote_syslog: None,
+            syslog_name: None,
             authorization: None,
             no_auth_user: None,
             accounts: Vec::new(),
@@ -449,6 +463,9 @@ impl Config {
         };
         cli.apply(&mut config)?;
         auth::validate(&config).map_err(|message| ConfigError { message })?;
+        if let Some(url) = &config.remote_syslog {
+            SyslogTarget::parse(url).map_err(|message| ConfigError { message })?;
+        }
         Ok((config, warnings))
     }
 

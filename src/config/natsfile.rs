@@ -34,8 +34,6 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
     "gateway",
     "logfile_size_limit",
     "log_size_limit",
-    "syslog",
-    "remote_syslog",
     "prof_port",
     "max_traced_msg_len",
     "max_sub_tokens",

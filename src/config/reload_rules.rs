@@ -103,6 +103,13 @@ impl Logged for Duration {
     }
 }
 
+impl Logged for Option<String> {
+    /// The text, or nothing when unset.
+    fn logged(&self) -> String {
+        self.clone().unwrap_or_default()
+    }
+}
+
 impl Logged for Option<PathBuf> {
     /// The path, or nothing when unset.
     fn logged(&self) -> String {

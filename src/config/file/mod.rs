@@ -399,7 +399,8 @@ mod tests {
              `http_host`, `max_closed_clients`, `max_payload`, `max_control_line`, `max_conn`, \
              `max_connections`, `max_pending`, `max_subs`, `max_subscriptions`, \
              `ping_interval`, `ping_max`, `write_deadline`, `writers`, `debug`, `trace`, \
-             `logtime`, `log_file`, `logfile`, `authorization`, `no_auth_user`, `accounts`, \
+             `logtime`, `log_file`, `logfile`, `syslog`, `remote_syslog`, `syslog_name`, \
+             `authorization`, `no_auth_user`, `accounts`, \
              `tls`, `pid_file`, `pidfile`, `ports_file_dir`, `lame_duck_duration`, \
              `lame_duck_grace_period`, `cluster`, `leaf`, `leafnodes`, `store_dir`, \
              `storedir`, `jetstream`, `websocket`, `ws`"

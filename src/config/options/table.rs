@@ -408,6 +408,41 @@ pub(crate) const OPTIONS: &[Opt] = &[
         doc: "log to this file instead of stderr",
     },
     Opt {
+        name: "syslog",
+        aliases: &[],
+        value: Value::Bool {
+            default: false,
+            set: |c, b| c.syslog = b,
+        },
+        reload: live!(syslog),
+        flags: &[flag(Some('s'), "syslog", Arg::Switch)],
+        doc: "log to syslog (on Windows, the event log) when there is no `logfile`",
+    },
+    Opt {
+        name: "remote_syslog",
+        aliases: &[],
+        value: Value::Text {
+            default: None,
+            set: |c, v| c.remote_syslog = Some(v),
+        },
+        reload: live!(remote_syslog),
+        flags: &[flag(Some('r'), "remote_syslog", Arg::Text("URL"))],
+        doc: "log to this syslog server when there is no `logfile`: `udp://host:514`, \
+              `tcp://host:514` or `unix:///dev/log`",
+    },
+    Opt {
+        name: "syslog_name",
+        aliases: &[],
+        value: Value::Text {
+            default: None,
+            set: |c, v| c.syslog_name = Some(v),
+        },
+        reload: live!(syslog_name),
+        flags: &[],
+        doc: "the name on syslog lines and the Windows event log's source; by default the \
+              executable's (beaver's own key)",
+    },
+    Opt {
         name: "authorization",
         aliases: &[],
         value: Value::Block(Block::Authorization),
