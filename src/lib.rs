@@ -28,12 +28,12 @@
 //! - [`monitor`]: the HTTP monitoring endpoints (`/varz`, `/connz`, `/subsz`, ...,
 //!   `/metrics`), as nats-server serves them;
 //! - [`server`]: start-up, the acceptor, lame-duck mode and shutdown;
-//! - [`signals`], [`reload`], [`runfiles`]: what nats-server does as a process: signals,
-//!   configuration reload, the pid and ports files;
+//! - [`signals`], [`reload`], [`runfiles`], [`service`]: what nats-server does as a process:
+//!   signals, configuration reload, the pid and ports files, running as a Windows service;
 //! - [`listen`]: listening sockets (dual-stack as Go's) and the addresses they are
 //!   reached at; [`limits`]: the system limits on clients (descriptors, threads).
-// No unsafe code, except the Win32 calls of `signals::windows` and `socket::windows` (each
-// allows it, for itself).
+// No unsafe code, except the Win32 calls of `signals::windows`, `signals::scm`,
+// `socket::windows`, `logging::eventlog` and `service::windows` (each allows it, for itself).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -56,6 +56,7 @@ pub mod reload;
 pub mod route;
 pub mod runfiles;
 pub mod server;
+pub mod service;
 pub mod session;
 pub mod shared;
 pub mod signals;

@@ -5,6 +5,7 @@ use beaver::config::{Cli, Config};
 use beaver::protocol::NATS_VERSION;
 use beaver::runfiles::{write_pid_file, OtherPorts, PortsFile};
 use beaver::server::{Server, StartError, VERSION};
+use beaver::service::Host;
 use beaver::signals::{Request, Signals};
 use std::process::ExitCode;
 
@@ -23,12 +24,37 @@ fn main() -> ExitCode {
             }
         };
     }
-    let (config, warnings) = match Config::load_with_warnings(&cli) {
+    // Started by the Windows service control manager: the main thread serves the SCM and
+    // the server runs on the thread it calls back on (see `beaver::service`).
+    #[cfg(windows)]
+    if beaver::service::started_by_service_manager() {
+        return match beaver::service::run_service(move |host| serve(&cli, host)) {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => {
+                eprintln!("beaver: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    ExitCode::from(serve(&cli, &Host::Console))
+}
+
+/// Says why the server cannot start: on stderr, and for a service (which has no console)
+/// also in the event log.
+fn fail(host: &Host, message: &str) -> u8 {
+    eprintln!("beaver: {message}");
+    if host.is_service() && beaver::logging::init_service(&Config::default()).is_ok() {
+        log::error!("{message}");
+    }
+    1
+}
+
+/// Loads the configuration, starts the server and runs it until it is asked to stop;
+/// returns the exit code. `host` hears when it is ready and when it stops.
+fn serve(cli: &Cli, host: &Host) -> u8 {
+    let (config, warnings) = match Config::load_with_warnings(cli) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("beaver: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return fail(host, &e.to_string()),
     };
     let warnings: Vec<String> = cli.warnings().into_iter().chain(warnings).collect();
     // Certificates and keys are read now, before anything starts, so that a missing or bad
@@ -39,8 +65,7 @@ fn main() -> ExitCode {
         .map_or_else(|| "command line".to_owned(), |p| p.display().to_string());
     if let Some(tls) = &config.tls {
         if let Err(e) = beaver::auth::tls::server_config(tls) {
-            eprintln!("beaver: {source}: {e}");
-            return ExitCode::from(1);
+            return fail(host, &format!("{source}: {e}"));
         }
     }
     if cli.test_config {
@@ -51,15 +76,20 @@ fn main() -> ExitCode {
             Some(path) => eprintln!("beaver: configuration file {} is valid", path.display()),
             None => eprintln!("beaver: configuration is valid (defaults, no file given)"),
         }
-        return ExitCode::SUCCESS;
+        return 0;
     }
-    if let Err(e) = beaver::logging::init(&config) {
-        eprintln!("beaver: {e}");
-        return ExitCode::from(1);
+    let logging = if host.is_service() {
+        beaver::logging::init_service(&config)
+    } else {
+        beaver::logging::init(&config)
+    };
+    if let Err(e) = logging {
+        return fail(host, &e);
     }
     // Before anything else can take long: a SIGHUP that arrives early must not kill us
     // (its default action).
     let signals = Signals::install();
+    host.attach(&signals);
     log::info!("Starting beaver version {VERSION}");
     log::info!("  Protocol: nats-server {NATS_VERSION} client protocol");
     if let Some(path) = &cli.config {
@@ -75,17 +105,17 @@ fn main() -> ExitCode {
     // clients below max_connections, when something does.
     let capacity = beaver::limits::client_capacity(max_connections, open_files);
     let writers = config.writer_threads();
-    let (host, port) = (config.host.clone(), config.port);
+    let (listen_host, port) = (config.host.clone(), config.port);
     let pid_file = config.pid_file.clone();
     let mut server = match Server::start(config) {
         Ok(s) => s,
         Err(StartError::Listen(e)) => {
-            log::error!("Error listening on port: {host}:{port}, \"{e}\"");
-            return ExitCode::from(1);
+            log::error!("Error listening on port: {listen_host}:{port}, \"{e}\"");
+            return 1;
         }
         Err(e @ (StartError::Monitor(_) | StartError::Tls(_) | StartError::JetStream(_))) => {
             log::error!("{e}");
-            return ExitCode::from(1);
+            return 1;
         }
     };
     let shared = server.shared().clone();
@@ -104,7 +134,7 @@ fn main() -> ExitCode {
     if let Some(path) = &pid_file {
         if let Err(e) = write_pid_file(path) {
             log::error!("Could not write pidfile: {e}");
-            return ExitCode::from(1);
+            return 1;
         }
     }
     let monitor_addr = server.monitor().map(|m| m.local_addr());
@@ -119,6 +149,7 @@ fn main() -> ExitCode {
     // Written before "Server is ready", so a harness that waits for either finds both.
     let mut ports_file = write_ports_file(&shared.config(), &server, monitor_addr);
     log::info!("Server is ready");
+    host.ready();
     loop {
         match signals.wait() {
             Request::Interrupt | Request::Terminate => break,
@@ -129,7 +160,7 @@ fn main() -> ExitCode {
                     Err(e) => log::error!("File log re-open failed: {e}"),
                 },
             },
-            Request::Reload => match beaver::reload::reload(&cli, &shared) {
+            Request::Reload => match beaver::reload::reload(cli, &shared) {
                 Ok(r) => {
                     for w in &r.warnings {
                         log::warn!("{w}");
@@ -159,10 +190,11 @@ fn main() -> ExitCode {
         }
     }
     log::info!("Initiating Shutdown...");
+    host.stopping();
     server.shutdown();
     drop(ports_file);
     log::info!("Server Exiting..");
-    ExitCode::SUCCESS
+    0
 }
 
 /// Writes the ports file if `ports_file_dir` is set (an error is logged, not fatal, as in

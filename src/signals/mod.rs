@@ -3,9 +3,10 @@
 //!
 //! On Unix (`signal-hook`), as nats-server: SIGINT and SIGTERM stop, SIGUSR2 enters
 //! lame-duck mode, SIGHUP reloads the configuration file, SIGUSR1 reopens the log file. On
-//! Windows, Ctrl-C or closing the console stops (`ctrlc`), and `beaver --signal
-//! COMMAND=PID` from another console asks for any of them through named events (see the
-//! `windows` module).
+//! Windows, Ctrl-C or closing the console stops (`ctrlc`), `beaver --signal COMMAND=PID`
+//! from another console asks for any of them through named events (see the `windows`
+//! module), and `beaver --signal COMMAND[=SERVICE]` sends a service its control request
+//! (the `scm` module), which the `service` module turns into a request here.
 //!
 //! Each request has a flag; whoever raises it (a thread that receives the signal, the
 //! Ctrl-C handler, the Windows events thread) then rings a doorbell (a one-slot channel) on
@@ -170,7 +171,9 @@ pub fn wait_for_shutdown() {
 /// SIGUSR2, `stop`: SIGKILL, `quit`: SIGINT, `term`: SIGTERM, `reopen`: SIGUSR1, `reload`:
 /// SIGHUP) to the process `PID`, or to the pid read from the file `PIDFILE`, or, with
 /// neither, to the only other process with this executable's name (found with `pgrep`).
-/// Errors are nats-server's words.
+/// On Windows `COMMAND=SERVICE` (or `COMMAND` alone: the service named as the executable)
+/// sends a service control request instead (see the `scm` module). Errors are
+/// nats-server's words.
 pub fn send(spec: &str) -> Result<(), String> {
     let parts: Vec<&str> = spec.split('=').collect();
     if parts.len() > 2 {
@@ -262,6 +265,13 @@ mod platform {
 #[cfg(windows)]
 #[allow(unsafe_code)] // Win32 calls; see the module docs.
 mod windows;
+
+#[cfg(windows)]
+#[allow(unsafe_code)] // one Win32 call (ControlService); see the module docs.
+pub mod scm;
+
+#[cfg(windows)]
+pub use windows::default_service_name;
 
 #[cfg(windows)]
 use windows as platform;

@@ -1,8 +1,10 @@
-//! Signals on Windows: named events.
+//! Signals on Windows: service controls, and named events.
 //!
-//! Windows has no SIGHUP, SIGUSR1 or SIGUSR2, and nats-server's `--signal` there talks to
-//! the Windows service manager, which only works for a server running as a service. beaver
-//! uses what Windows offers any process instead: **named events**. At start-up the server
+//! Windows has no SIGHUP, SIGUSR1 or SIGUSR2. nats-server's `--signal` there talks to the
+//! service control manager, which only reaches a server running as a service; beaver does
+//! that too (`--signal reload=SERVICE`, or `--signal reload` for the service named as the
+//! executable, `beaver`: the `scm` module). For a server started from a console it uses
+//! what Windows offers any process: **named events**. At start-up the server
 //! creates one auto-reset event per request, named `Local\beaver-<pid>-<command>` (`stop`,
 //! `quit`, `term`, `ldm`, `reload`, `reopen`), and a thread, `beaver-signals`, waits on all
 //! of them; `beaver --signal reload=<pid>` opens the event by name and sets it. The thread
@@ -108,15 +110,34 @@ fn close_all(handles: &[HANDLE]) {
     }
 }
 
-/// `--signal command=pid` on Windows: sets the process's named event for `command`.
-pub(super) fn send(command: &str, pid: Option<&str>) -> Result<(), String> {
+/// `--signal command[=target]` on Windows: a number (or a pid file's) is a process started
+/// from a console, whose named event for `command` is set; another name is a service's;
+/// no target is the service named as this executable (`beaver`), as nats-server's
+/// `--signal` addresses the service `nats-server`.
+pub(super) fn send(command: &str, target: Option<&str>) -> Result<(), String> {
+    match target {
+        Some(t) => match t.parse::<u32>() {
+            Ok(pid) => send_to_process(command, pid),
+            Err(_) => super::scm::control(t, command),
+        },
+        None => super::scm::control(&default_service_name(), command),
+    }
+}
+
+/// The service `--signal` addresses by default: this executable's name without `.exe`.
+pub fn default_service_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "beaver".to_owned())
+}
+
+/// Sets process `pid`'s named event for `command`.
+fn send_to_process(command: &str, pid: u32) -> Result<(), String> {
     if !COMMANDS.iter().any(|(c, _)| *c == command) {
         return Err(format!("unknown signal {command:?}"));
     }
-    let pid = pid.ok_or_else(|| {
-        "on Windows, give the process: --signal COMMAND=PID or --signal COMMAND=PIDFILE".to_string()
-    })?;
-    let pid: u32 = pid.parse().map_err(|_| format!("invalid pid: {pid}"))?;
     let name = event_name(pid, command);
     // SAFETY: `name` is NUL-terminated UTF-16 and outlives the call; FALSE: the handle is
     // not inherited.
