@@ -88,7 +88,7 @@ fn serve(cli: &Cli, host: &Host) -> u8 {
     }
     // Before anything else can take long: a SIGHUP that arrives early must not kill us
     // (its default action).
-    let signals = Signals::install();
+    let signals = Signals::install_for(!host.is_service());
     host.attach(&signals);
     log::info!("Starting beaver version {VERSION}");
     log::info!("  Protocol: nats-server {NATS_VERSION} client protocol");

@@ -466,6 +466,13 @@ impl Config {
         if let Some(url) = &config.remote_syslog {
             SyslogTarget::parse(url).map_err(|message| ConfigError { message })?;
         }
+        if let Some(name) = &config.syslog_name {
+            if name.is_empty() || name.contains(['\\', '/']) {
+                return Err(ConfigError {
+                    message: format!("syslog_name {name:?}: a name without slashes or backslashes"),
+                });
+            }
+        }
         Ok((config, warnings))
     }
 

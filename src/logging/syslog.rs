@@ -18,7 +18,8 @@
 //! under the logger's read lock and under whatever lock the caller holds, taking none. A
 //! write that fails (the daemon restarted, the TCP peer went away) reconnects once and
 //! retries, as Go's writer does; if that fails too the line is lost (there is nowhere to
-//! report it).
+//! report it), and so is every line for the next [`RETRY_AFTER`], without trying: a syslog
+//! server that is down must not make every logging thread wait for a connection in turn.
 
 use crate::config::SyslogTarget;
 use ::syslog::{Facility, Formatter3164, LogFormat, Logger, LoggerBackend, Severity};
@@ -27,10 +28,13 @@ use parking_lot::Mutex;
 use std::fmt;
 use std::io::{BufWriter, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The longest a TCP syslog server may take to accept the connection, or one line.
 const TCP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// After a failed reconnection, lines are dropped for this long before the next attempt.
+pub(super) const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// Go's `log/syslog` message format (see the module docs).
 #[derive(Debug, Clone)]
@@ -107,8 +111,14 @@ enum Endpoint {
 pub(super) struct Syslog {
     endpoint: Endpoint,
     formatter: GoFormat,
-    /// `None` after a failed reconnection; the next line tries again.
-    conn: Mutex<Option<Logger<LoggerBackend, GoFormat>>>,
+    conn: Mutex<Conn>,
+}
+
+/// The connection, or when to try again.
+enum Conn {
+    Up(Logger<LoggerBackend, GoFormat>),
+    /// A reconnection failed: lines are dropped until then.
+    Down(Instant),
 }
 
 impl Syslog {
@@ -140,7 +150,7 @@ impl Syslog {
         Ok(Syslog {
             endpoint,
             formatter,
-            conn: Mutex::new(Some(logger)),
+            conn: Mutex::new(Conn::Up(logger)),
         })
     }
 
@@ -148,15 +158,22 @@ impl Syslog {
     pub(super) fn log(&self, level: Level, args: &fmt::Arguments) {
         let line = format!("{args}\n");
         let mut conn = self.conn.lock();
-        if let Some(logger) = conn.as_mut() {
-            if send(logger, level, &line).is_ok() {
-                return;
+        match &mut *conn {
+            Conn::Up(logger) => {
+                if send(logger, level, &line).is_ok() {
+                    return;
+                }
             }
+            Conn::Down(until) if Instant::now() < *until => return,
+            Conn::Down(_) => {}
         }
-        *conn = connect(&self.endpoint, &self.formatter).ok();
-        if let Some(logger) = conn.as_mut() {
-            let _ = send(logger, level, &line);
-        }
+        *conn = match connect(&self.endpoint, &self.formatter) {
+            Ok(mut logger) => match send(&mut logger, level, &line) {
+                Ok(()) => Conn::Up(logger),
+                Err(_) => Conn::Down(Instant::now() + RETRY_AFTER),
+            },
+            Err(_) => Conn::Down(Instant::now() + RETRY_AFTER),
+        };
     }
 }
 
@@ -231,6 +248,56 @@ fn error_text(e: &::syslog::Error) -> String {
 mod tests {
     use super::*;
     use std::os::unix::net::UnixDatagram;
+
+    /// The local socket's form, as Go's `log/syslog` writes it there: facility `daemon`, a
+    /// `Stamp` timestamp (`Dec  2 03:40:54`), no hostname.
+    #[test]
+    fn local_messages_have_gos_local_form() {
+        let f = GoFormat {
+            facility: Facility::LOG_DAEMON,
+            hostname: None,
+            tag: "beaver".into(),
+            pid: 42,
+        };
+        let mut out = Vec::new();
+        f.format(&mut out, Severity::LOG_NOTICE, "Server is ready\n")
+            .unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let (pri, rest) = s.split_once('>').unwrap();
+        assert_eq!(pri, "<29"); // daemon (3 << 3) | notice (5)
+        let (stamp, rest) = rest.split_at(15);
+        assert_eq!(rest, " beaver[42]: Server is ready\n");
+        let b = stamp.as_bytes();
+        assert!(b[..3].iter().all(u8::is_ascii_alphabetic), "{stamp:?}");
+        assert_eq!(
+            (b[3], b[6], b[9], b[12]),
+            (b' ', b' ', b':', b':'),
+            "{stamp:?}"
+        );
+    }
+
+    /// A syslog server that is gone: the line is dropped, and for `RETRY_AFTER` the next
+    /// ones are dropped without a connection attempt.
+    #[test]
+    fn a_server_that_is_gone_is_not_retried_for_every_line() {
+        let dir = std::env::temp_dir().join(format!("beaver-syslog-gone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log.sock");
+        let daemon = UnixDatagram::bind(&path).unwrap();
+        let s = Syslog::remote(&SyslogTarget::Unix(path.clone()), "beaver").unwrap();
+        drop(daemon);
+        std::fs::remove_file(&path).unwrap();
+        s.log(Level::Info, &format_args!("lost"));
+        assert!(matches!(*s.conn.lock(), Conn::Down(_)));
+        // A daemon back at once is not tried until RETRY_AFTER has passed.
+        let daemon = UnixDatagram::bind(&path).unwrap();
+        daemon.set_nonblocking(true).unwrap();
+        s.log(Level::Info, &format_args!("dropped"));
+        let mut buf = [0u8; 256];
+        assert!(daemon.recv(&mut buf).is_err(), "nothing sent while down");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A datagram per line on a `unix://` socket: nats-server's severities, the tag and pid,
     /// the text without a level tag, a newline at the end; facility `kern` (0) for

@@ -19,9 +19,10 @@
 //! default 10 s, Go's duration syntax), *running* when the server is ready for clients
 //! ([`Host::ready`]), *stop pending* when it starts to shut down ([`Host::stopping`]),
 //! *stopped* with the exit code when it is done. A server that is not ready within
-//! `NATS_STARTUP_DELAY` is reported stopped with exit code 1 and the process exits, as
-//! nats-server gives up then. `NATS_DOCKERIZED=1` makes a process never a service, as it
-//! does nats-server.
+//! `NATS_STARTUP_DELAY` is reported stopped with exit code 1, as nats-server reports it,
+//! and the process exits (nats-server's lives on, unmanaged). `NATS_STARTUP_DELAY` is
+//! nats-server 2.10's; 2.9.10 always allows 10 s. `NATS_DOCKERIZED=1` makes a process never
+//! a service, as it does nats-server.
 
 use crate::signals::Signals;
 

@@ -7,9 +7,9 @@
 //! (`windows-sys`); each of those calls states its safety condition.
 //!
 //! The handoffs: `run_service` (main thread) leaves the server's body in [`BODY`] for
-//! `service_main` (the SCM's thread) to take; `service_main` leaves the exit code in
-//! [`EXIT`] for `run_service` to return once the dispatcher returns. The SCM calls the
-//! control handler on yet another thread; it only raises requests (`Raise`: an atomic flag
+//! `service_main` (the thread the SCM starts) to take; `service_main` leaves the exit code
+//! in [`EXIT`] for `run_service` to return once the dispatcher returns. The dispatcher (the
+//! main thread) calls the control handler; it only raises requests (`Raise`: an atomic flag
 //! and a doorbell) once [`ServiceHost::attach`] has set them.
 
 use super::Host;
@@ -46,9 +46,9 @@ type Body = Box<dyn FnOnce(&Host) -> u8 + Send>;
 /// is one value, and the SCM calls `service_main` at most once per process).
 static BODY: Mutex<Option<Body>> = Mutex::new(None);
 
-/// The service's exit code. Stored by `service_main` before it returns, which happens
-/// before the dispatcher returns to `run_service` (the SCM joins the thread), so `Relaxed`
-/// would do; `SeqCst` costs nothing here.
+/// The service's exit code. `service_main` stores it before it reports the service
+/// stopped, which is what lets the dispatcher return to `run_service` (so the store
+/// happens before the load); `SeqCst`, though the report's own synchronization would do.
 static EXIT: AtomicU8 = AtomicU8::new(1);
 
 define_windows_service!(ffi_service_main, service_main);
@@ -138,7 +138,8 @@ fn report(
         controls_accepted: accepts,
         exit_code: ServiceExitCode::Win32(exit),
         checkpoint: 0,
-        wait_hint,
+        // The hint is a DWORD of milliseconds (the crate panics on a longer one).
+        wait_hint: wait_hint.min(Duration::from_millis(u64::from(u32::MAX))),
         process_id: None,
     });
 }
@@ -202,8 +203,16 @@ fn service_main(args: Vec<OsString>) {
         let raisers = raisers.clone();
         move |control| on_control(&raisers, control)
     };
-    let Ok(status) = service_control_handler::register(&name, handler) else {
-        return;
+    let status = match service_control_handler::register(&name, handler) {
+        Ok(status) => status,
+        Err(e) => {
+            // Without a status handle nothing can be reported, and the dispatcher would wait
+            // for a report that never comes: say why where an administrator will look.
+            if crate::logging::init_service(&crate::config::Config::default()).is_ok() {
+                log::error!("Cannot register with the service control manager: {e}");
+            }
+            std::process::exit(1);
+        }
     };
     let (delay, delay_error) = startup_delay();
     report(
@@ -331,11 +340,11 @@ mod tests {
             .starts_with("Failed to parse \"soon\" as a duration for startup: "),);
     }
 
-    /// A test process is not a service: its parent is the test harness (or Wine's start-up
-    /// process), which the snapshot finds.
+    /// A test process is not a service: its parent is the test harness (under Wine, a Unix
+    /// process the snapshot does not list).
     #[test]
     fn a_console_process_is_not_a_service() {
         assert!(!started_by_service_manager());
-        assert!(parent_image().is_some());
+        assert!(!parent_image().is_some_and(|p| p.eq_ignore_ascii_case("services.exe")));
     }
 }

@@ -70,8 +70,16 @@ impl Signals {
     /// Installs the handlers. On failure the server still runs; it logs that it can only be
     /// killed.
     pub fn install() -> Signals {
+        Signals::install_for(true)
+    }
+
+    /// [`Signals::install`] for a Windows service (`console: false`): no console control
+    /// handler, because a service also receives the console's log-off event whenever any
+    /// user logs off, which must not stop it (the service control manager's stop and
+    /// shutdown requests do). Elsewhere the same as `install`.
+    pub fn install_for(console: bool) -> Signals {
         let s = Signals::new();
-        if let Err(e) = s.register() {
+        if let Err(e) = s.register(console) {
             log::error!("Cannot install signal handlers: {e}; stop the server by killing it");
         }
         s
@@ -127,7 +135,7 @@ impl Signals {
     }
 
     #[cfg(unix)]
-    fn register(&self) -> std::io::Result<()> {
+    fn register(&self, _console: bool) -> std::io::Result<()> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
         let table = [
             (SIGINT, self.raiser(Request::Interrupt)),
@@ -151,10 +159,12 @@ impl Signals {
     }
 
     #[cfg(windows)]
-    fn register(&self) -> std::io::Result<()> {
-        let stop = self.raiser(Request::Interrupt);
-        ctrlc::set_handler(move || stop.raise())
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+    fn register(&self, console: bool) -> std::io::Result<()> {
+        if console {
+            let stop = self.raiser(Request::Interrupt);
+            ctrlc::set_handler(move || stop.raise())
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
         windows::listen(|r| self.raiser(r))
     }
 }
@@ -183,7 +193,11 @@ pub fn send(spec: &str) -> Result<(), String> {
         // A pid file if there is one by that name, else the pid itself; a name that can only
         // be a file's (a path, or `*.pid`) that cannot be read is an error saying so.
         Some(p) => Some(match std::fs::read_to_string(p) {
-            Ok(text) => text,
+            // A pid file holds a number (on Windows, a name would address a service).
+            Ok(text) => match text.trim().parse::<u32>() {
+                Ok(_) => text,
+                Err(_) => return Err(format!("invalid pid: {}", text.trim())),
+            },
             Err(e) if p.contains(['/', '\\']) || p.ends_with(".pid") => {
                 let e = e.to_string();
                 let e = e.split(" (os error").next().unwrap_or(&e);

@@ -423,7 +423,8 @@ pub(crate) const OPTIONS: &[Opt] = &[
         aliases: &[],
         value: Value::Text {
             default: None,
-            set: |c, v| c.remote_syslog = Some(v),
+            // Empty is unset, as in nats-server.
+            set: |c, v| c.remote_syslog = Some(v).filter(|v| !v.is_empty()),
         },
         reload: live!(remote_syslog),
         flags: &[flag(Some('r'), "remote_syslog", Arg::Text("URL"))],
