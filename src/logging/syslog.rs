@@ -199,11 +199,7 @@ fn connect(
     let r = match endpoint {
         Endpoint::Local => ::syslog::unix(f),
         Endpoint::Remote(SyslogTarget::Udp(addr)) => {
-            let server = addr
-                .to_socket_addrs()
-                .map_err(|e| format!("{addr}: {e}"))?
-                .next()
-                .ok_or_else(|| format!("{addr}: no address"))?;
+            let server = resolve(addr)?;
             let local = if server.is_ipv4() {
                 "0.0.0.0:0"
             } else {
@@ -215,11 +211,7 @@ fn connect(
             // Our own stream rather than `syslog::tcp`'s, for its timeouts: a syslog server
             // that stops reading must not hold every logging thread (each line is written
             // under the locks its caller holds) for longer than `TCP_TIMEOUT` a line.
-            let server = addr
-                .to_socket_addrs()
-                .map_err(|e| format!("{addr}: {e}"))?
-                .next()
-                .ok_or_else(|| format!("{addr}: no address"))?;
+            let server = resolve(addr)?;
             let stream = TcpStream::connect_timeout(&server, TCP_TIMEOUT)
                 .and_then(|s| s.set_write_timeout(Some(TCP_TIMEOUT)).map(|()| s))
                 .map_err(|e| format!("{addr}: {e}"))?;
@@ -234,6 +226,14 @@ fn connect(
         }
     };
     r.map_err(|e| error_text(&e))
+}
+
+/// The first address `host:port` resolves to.
+fn resolve(addr: &str) -> Result<std::net::SocketAddr, String> {
+    addr.to_socket_addrs()
+        .map_err(|e| format!("{addr}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{addr}: no address"))
 }
 
 /// The crate's error with its cause (`Initialization` alone says little).
