@@ -124,7 +124,7 @@ impl Installed {
 
     /// The `max_payload` a new client is told.
     fn max_payload(&self) -> u64 {
-        let mut raw = Raw::connect(self.port);
+        let raw = Raw::connect(self.port);
         let info = raw.info.clone();
         drop(raw);
         info["max_payload"].as_u64().expect("max_payload in INFO")

@@ -78,7 +78,7 @@ impl Settings {
                 .syslog_name
                 .clone()
                 .filter(|n| !n.is_empty())
-                .unwrap_or_else(program_name),
+                .unwrap_or_else(crate::signals::program_name),
         }
     }
 }
@@ -329,16 +329,4 @@ fn local(name: &str) -> Result<Sink, String> {
     return eventlog::EventLog::open(name, None).map(Sink::EventLog);
     #[cfg(unix)]
     syslog::Syslog::local(name).map(Sink::Syslog)
-}
-
-/// The name lines are logged under (syslog's tag, the event log's source) unless
-/// `syslog_name` says otherwise: the executable's name without its extension, as
-/// nats-server's `GetSysLoggerTag` takes it (`beaver`).
-fn program_name() -> String {
-    std::env::args_os()
-        .next()
-        .map(PathBuf::from)
-        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "beaver".to_owned())
 }

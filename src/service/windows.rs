@@ -15,7 +15,7 @@
 use super::Host;
 use crate::config::units::parse_duration;
 use crate::signals::scm::{LAME_DUCK, REOPEN_LOG};
-use crate::signals::{default_service_name, Raise, Request, Signals};
+use crate::signals::{program_name, Raise, Request, Signals};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 use std::ffi::OsString;
@@ -60,7 +60,7 @@ define_windows_service!(ffi_service_main, service_main);
 pub fn run_service(body: impl FnOnce(&Host) -> u8 + Send + 'static) -> Result<u8, String> {
     *BODY.lock() = Some(Box::new(body));
     // For a service of its own process the SCM ignores the name given here.
-    service_dispatcher::start(default_service_name(), ffi_service_main).map_err(|e| match e {
+    service_dispatcher::start(program_name(), ffi_service_main).map_err(|e| match e {
         windows_service::Error::Winapi(io) => {
             format!("cannot connect to the service control manager: {io}")
         }
@@ -197,7 +197,7 @@ fn service_main(args: Vec<OsString>) {
     let name = args
         .first()
         .map(|a| a.to_string_lossy().into_owned())
-        .unwrap_or_else(default_service_name);
+        .unwrap_or_else(program_name);
     let raisers: Arc<OnceLock<Raisers>> = Arc::default();
     let handler = {
         let raisers = raisers.clone();

@@ -284,8 +284,18 @@ mod windows;
 #[allow(unsafe_code)] // one Win32 call (ControlService); see the module docs.
 pub mod scm;
 
-#[cfg(windows)]
-pub use windows::default_service_name;
+/// The name the process goes by: the executable's name as started, without its extension
+/// (`beaver`), as nats-server's `GetSysLoggerTag` takes it. Syslog's tag and the event
+/// log's source unless `syslog_name` says otherwise; on Windows, the service `--signal`
+/// addresses by default.
+pub fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "beaver".to_owned())
+}
 
 #[cfg(windows)]
 use windows as platform;

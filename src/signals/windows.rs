@@ -120,17 +120,9 @@ pub(super) fn send(command: &str, target: Option<&str>) -> Result<(), String> {
             Ok(pid) => send_to_process(command, pid),
             Err(_) => super::scm::control(t, command),
         },
-        None => super::scm::control(&default_service_name(), command),
+        // The service named as the executable.
+        None => super::scm::control(&super::program_name(), command),
     }
-}
-
-/// The service `--signal` addresses by default: this executable's name without `.exe`.
-pub fn default_service_name() -> String {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "beaver".to_owned())
 }
 
 /// Sets process `pid`'s named event for `command`.
