@@ -48,6 +48,16 @@ pub enum CloseReason {
     ClusterNameConflict,
     /// A client connected to the route port.
     WrongPort,
+    /// The user's (or its account's) JWT expired while connected.
+    AuthenticationExpired,
+    /// Over the account JWT's `limits.conn`.
+    MaxAccountConnectionsExceeded,
+    /// At login, already at the JWT's subscription limit (a limit of 0).
+    MaxSubscriptionsExceeded,
+    /// The user was revoked by a new account JWT while connected.
+    Revocation,
+    /// A route a reload removed from `cluster.routes`.
+    RouteRemoved,
 }
 
 impl CloseReason {
@@ -75,11 +85,16 @@ impl CloseReason {
             CloseReason::DuplicateRoute => "Duplicate Route",
             CloseReason::ClusterNameConflict => "Cluster Name Conflict",
             CloseReason::WrongPort => "Incorrect Port",
+            CloseReason::AuthenticationExpired => "Authentication Expired",
+            CloseReason::MaxAccountConnectionsExceeded => "Maximum Account Connections Exceeded",
+            CloseReason::MaxSubscriptionsExceeded => "Maximum Subscriptions Exceeded",
+            CloseReason::Revocation => "Credentials Revoked",
+            CloseReason::RouteRemoved => "Route Removed",
         }
     }
 
     /// Every reason, in declaration order (`ALL[r.index()] == r`).
-    pub const ALL: [CloseReason; 21] = [
+    pub const ALL: [CloseReason; 26] = [
         CloseReason::ClientClosed,
         CloseReason::AuthenticationTimeout,
         CloseReason::AuthenticationViolation,
@@ -101,6 +116,11 @@ impl CloseReason {
         CloseReason::DuplicateRoute,
         CloseReason::ClusterNameConflict,
         CloseReason::WrongPort,
+        CloseReason::AuthenticationExpired,
+        CloseReason::MaxAccountConnectionsExceeded,
+        CloseReason::MaxSubscriptionsExceeded,
+        CloseReason::Revocation,
+        CloseReason::RouteRemoved,
     ];
 
     /// This reason's position in [`CloseReason::ALL`] (0-based), for arrays of counters

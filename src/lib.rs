@@ -12,7 +12,8 @@
 //!   the batches it carries and the writer's side of it ([`outbound::Output`]);
 //! - [`socket`]: a connection's socket as its reader and the writers share it (writers
 //!   never block on it), and the read buffer of client and route readers; [`close`]: why a
-//!   connection ends;
+//!   connection ends; [`jwt`]: NATS JWTs (operator, account and user claims) decoded and
+//!   their signatures checked;
 //! - [`config`], [`logging`]: configuration files (Config.toml and nats-server's format), the
 //!   command line, and nats-server-style logs; [`account`]: accounts and their tables;
 //!   [`auth`]: authentication (`CONNECT` credentials, bcrypt), publish/subscribe
@@ -26,7 +27,8 @@
 //! - [`route`]: clustering: the route protocol between servers (nats-server 2.9's), remote
 //!   interest, forwarding;
 //! - [`monitor`]: the HTTP monitoring endpoints (`/varz`, `/connz`, `/subsz`, ...,
-//!   `/metrics`), as nats-server serves them;
+//!   `/metrics`), as nats-server serves them; [`system`]: the same reports over NATS, to the
+//!   system account (`$SYS.REQ.SERVER.PING`, ...);
 //! - [`server`]: start-up, the acceptor, lame-duck mode and shutdown;
 //! - [`signals`], [`reload`], [`runfiles`], [`service`]: what nats-server does as a process:
 //!   signals, configuration reload, the pid and ports files, running as a Windows service;
@@ -44,7 +46,9 @@ pub mod close;
 pub mod config;
 pub mod delivery;
 pub mod httpdate;
+pub mod imports;
 pub mod jetstream;
+pub mod jwt;
 pub mod leaf;
 pub mod limits;
 pub mod listen;
@@ -64,6 +68,7 @@ pub mod socket;
 pub mod store;
 pub mod subjects;
 mod sync;
+pub mod system;
 pub mod websocket;
 pub mod writer;
 

@@ -68,6 +68,11 @@ fn serve(cli: &Cli, host: &Host) -> u8 {
             return fail(host, &format!("{source}: {e}"));
         }
     }
+    if let Some(tls) = config.cluster.as_ref().and_then(|c| c.tls.as_ref()) {
+        if let Err(e) = beaver::auth::tls::route_configs(tls) {
+            return fail(host, &format!("{source}: {e}"));
+        }
+    }
     if cli.test_config {
         for w in &warnings {
             eprintln!("beaver: warning: {w}");
@@ -162,6 +167,7 @@ fn serve(cli: &Cli, host: &Host) -> u8 {
             },
             Request::Reload => match beaver::reload::reload(cli, &shared) {
                 Ok(r) => {
+                    server.after_reload(&r);
                     for w in &r.warnings {
                         log::warn!("{w}");
                     }

@@ -473,3 +473,68 @@ fn username_alias_and_plaintext_warning_as_nats_server() {
         );
     }
 }
+
+/// `allow_responses`: a service user that may not publish may still answer the requests it
+/// receives, once each by default, `max` times with a table; nothing else.
+#[test]
+fn allow_responses() {
+    let conf = temp_file(
+        "responses.conf",
+        "authorization { users = [\n\
+         {user: svc, password: s, permissions: {subscribe: \"req.>\", allow_responses: true}}\n\
+         {user: multi, password: m, permissions: {subscribe: \"req.>\", allow_responses: {max: 2}}}\n\
+         {user: cli, password: c}\n\
+         ] }\n",
+    );
+    let conf = conf.to_str().unwrap();
+    let servers = servers(&["-c", conf], &["-c", conf]);
+    let mut transcripts = Vec::new();
+    for s in &servers {
+        let login = |user: &str, pass: &str| {
+            let mut raw = s.raw();
+            let got = raw.exchange(
+                format!(
+                    "CONNECT {{\"verbose\":false,\"user\":\"{user}\",\"pass\":\"{pass}\"}}\r\n"
+                )
+                .as_bytes(),
+            );
+            assert_eq!(show(&got), "PONG\r\n", "{}: {user}", s.name);
+            raw
+        };
+        let mut svc = login("svc", "s");
+        let mut multi = login("multi", "m");
+        let mut cli = login("cli", "c");
+        svc.exchange(b"SUB req.one 1\r\n");
+        multi.exchange(b"SUB req.two 1\r\n");
+        cli.exchange(b"SUB _INBOX.c.* 1\r\nPUB req.one _INBOX.c.1 1\r\n?\r\nPUB req.two _INBOX.c.2 1\r\n?\r\n");
+        let svc_got = show(&svc.exchange(
+            b"PUB _INBOX.c.1 3\r\nyes\r\nPUB _INBOX.c.1 5\r\nagain\r\nPUB other 1\r\nx\r\nPUB _INBOX.c.9 1\r\nx\r\n",
+        ));
+        let multi_got = show(&multi.exchange(
+            b"PUB _INBOX.c.2 1\r\n1\r\nPUB _INBOX.c.2 1\r\n2\r\nPUB _INBOX.c.2 1\r\n3\r\n",
+        ));
+        let cli_got = show(&cli.exchange(b""));
+        transcripts.push((s.name, svc_got, multi_got, cli_got));
+    }
+    for (name, svc, multi, cli) in &transcripts {
+        assert_eq!(
+            svc,
+            "MSG req.one 1 _INBOX.c.1 1\r\n?\r\n\
+             -ERR 'Permissions Violation for Publish to \"_INBOX.c.1\"'\r\n\
+             -ERR 'Permissions Violation for Publish to \"other\"'\r\n\
+             -ERR 'Permissions Violation for Publish to \"_INBOX.c.9\"'\r\nPONG\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            multi,
+            "MSG req.two 1 _INBOX.c.2 1\r\n?\r\n\
+             -ERR 'Permissions Violation for Publish to \"_INBOX.c.2\"'\r\nPONG\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            cli,
+            "MSG _INBOX.c.1 1 3\r\nyes\r\nMSG _INBOX.c.2 1 1\r\n1\r\nMSG _INBOX.c.2 1 1\r\n2\r\nPONG\r\n",
+            "{name}"
+        );
+    }
+}

@@ -728,7 +728,7 @@ fn healthz_routez_index_and_unknown_paths() {
 
     // The path is matched decoded, as Go's net/http does.
     assert_eq!(get_json(port, "/var%7A")["port"], server.port);
-    for path in ["/nope", "/varz/extra", "/VARZ", "/accountz"] {
+    for path in ["/nope", "/varz/extra", "/VARZ", "/accstatz"] {
         let r = http_get(port, path);
         assert_eq!(
             (r.status, r.body.as_str()),

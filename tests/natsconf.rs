@@ -188,22 +188,32 @@ fn files_with_nul_bytes_are_refused_by_both() {
 }
 
 /// Security settings beaver does not implement stop start-up, naming the key and its line:
-/// ignored, they would start a server with less protection than the file asks for (an
-/// `operator` with a `resolver` would run with no authentication at all, where nats-server
-/// demands credentials).
+/// ignored, they would start a server with less protection than the file asks for (pinned
+/// accounts would let every account in); so do an operator JWT that is not one and a pinned
+/// account that is not an account's key.
 #[test]
 fn security_settings_beaver_lacks_stop_start_up() {
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("natssec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text, expected) in [
+        // Operator mode with a JWT that is not one (tests/jwt.rs has the rest).
         (
             "operator.conf",
             "port: -1\noperator: \"eyJ0eXAiOiJKV1QifQ.e30.x\"\nresolver: MEMORY\nresolver_preload {}\n",
-            &["operator.conf:2:1: \"operator\"", "operator.conf:3:1: \"resolver\"", "operator.conf:4:1: \"resolver_preload\"", "JWT authentication"][..],
+            &["operator.conf: line 2", "error parsing operator JWT"][..],
+        ),
+        (
+            "resolver_dir.conf",
+            "resolver: { type: cache, dir: \"/tmp/jwt\" }\n",
+            &["resolver_dir.conf: line 1", "not supported by beaver yet"][..],
+        ),
+        (
+            "pinned.conf",
+            "resolver_pinned_accounts: [\"ABC\"]\n",
+            &["pinned.conf: line 1", "not a valid public account nkey"][..],
         ),
         ("trusted.conf", "trusted_keys: [\"OABC\"]\n", &["trusted.conf:1:1: \"trusted_keys\""][..]),
-        ("system.conf", "accounts { SYS {} }\nsystem_account: SYS\n", &["system.conf:2:1: \"system_account\""][..]),
         ("account_nkey.conf", "accounts {\n  A { nkey: ADEF }\n}\n", &["account_nkey.conf: line 2", "accounts.A.nkey"][..]),
         ("non_tls.conf", "allow_non_tls: true\n", &["non_tls.conf:1:1: \"allow_non_tls\""][..]),
     ] {

@@ -85,6 +85,79 @@ fn nats_py() {
     run_smoke(cmd, "nats.py smoke test");
 }
 
+/// nats.py logging in with an nkey seed (`nkeys_seed`) and, in operator mode, with a
+/// credentials file (`user_credentials`) made at test time as nsc makes them
+/// (tests/official/auth.py).
+#[test]
+fn nats_py_nkeys_and_credentials() {
+    use serde_json::json;
+    let python = std::env::var("BEAVER_PYTHON").unwrap_or_else(|_| "python3".into());
+    if !works(&python, &["-c", "import nats, nkeys"], None) {
+        return unavailable("python3 with nats-py and nkeys (pip install nats-py nkeys)");
+    }
+    let dir = scratch("py-auth");
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        path.to_str().expect("utf-8 path").to_owned()
+    };
+    // An nkey user.
+    let user = nkeys::KeyPair::new_user();
+    let stranger = nkeys::KeyPair::new_user();
+    let seed = file("user.nk", &user.seed().unwrap());
+    let stranger_seed = file("stranger.nk", &stranger.seed().unwrap());
+    let nkey_conf = file(
+        "nkey.conf",
+        &format!(
+            "authorization {{ users = [ {{ nkey: {} }} ] }}\n",
+            user.public_key()
+        ),
+    );
+    let nkey_server = ServerProcess::beaver(&["-c", &nkey_conf]);
+    // An operator, an account, a user with a credentials file.
+    let encode = beaver::jwt::encode;
+    let op = nkeys::KeyPair::new_operator();
+    let acc = nkeys::KeyPair::new_account();
+    let op_jwt = encode(
+        json!({"sub": op.public_key(), "nats": {"type": "operator", "version": 2}}),
+        &op,
+    );
+    let acc_jwt = encode(
+        json!({"sub": acc.public_key(), "nats": {"type": "account", "version": 2,
+            "limits": {"subs": -1, "payload": -1, "conn": -1, "data": -1}}}),
+        &op,
+    );
+    let user_jwt = encode(
+        json!({"sub": user.public_key(), "nats": {"type": "user", "version": 2,
+            "subs": -1, "payload": -1, "data": -1}}),
+        &acc,
+    );
+    let creds = file(
+        "user.creds",
+        &format!(
+            "-----BEGIN NATS USER JWT-----\n{user_jwt}\n------END NATS USER JWT------\n\n\
+             -----BEGIN USER NKEY SEED-----\n{}\n------END USER NKEY SEED------\n",
+            user.seed().unwrap()
+        ),
+    );
+    let jwt_conf = file(
+        "operator.conf",
+        &format!(
+            "operator: {op_jwt}\nresolver: MEMORY\nresolver_preload: {{ {}: {acc_jwt} }}\n",
+            acc.public_key()
+        ),
+    );
+    let jwt_server = ServerProcess::beaver(&["-c", &jwt_conf]);
+    let mut cmd = Command::new(&python);
+    cmd.arg(format!("{OFFICIAL}/auth.py"))
+        .arg(nkey_server.url())
+        .arg(&seed)
+        .arg(&stranger_seed)
+        .arg(jwt_server.url())
+        .arg(&creds);
+    run_smoke(cmd, "nats.py nkeys and credentials test");
+}
+
 /// nats.py's JetStream against `beaver -js` (tests/official/jetstream.py).
 #[test]
 fn nats_py_jetstream() {

@@ -1152,3 +1152,115 @@ fn without_jetstream_in_the_cluster_the_api_has_no_responders() {
         assert_eq!(err.kind(), async_nats::RequestErrorKind::NoResponders);
     });
 }
+
+/// A reload that adds a route dials it, and one that removes it closes it
+/// (`Route Removed`), with nats-server and with beaver as the other server.
+#[cfg(unix)]
+#[tokio::test]
+async fn routes_added_and_removed_by_a_reload() {
+    for kind in [Kind::Nats, Kind::Beaver] {
+        let Some(peer) = node(kind, "P", &[]) else {
+            continue;
+        };
+        let conf = std::env::temp_dir().join(format!(
+            "beaver-routes-reload-{}-{kind:?}.conf",
+            std::process::id()
+        ));
+        let cluster =
+            |routes: &str| format!("cluster {{\n  name: t\n  listen: 127.0.0.1:-1\n{routes}}}\n");
+        std::fs::write(&conf, cluster("")).unwrap();
+        let a = ServerProcess::beaver(&["-n", "A", "-c", conf.to_str().unwrap()]);
+        let url = format!("nats-route://127.0.0.1:{}", peer.route_port);
+        std::fs::write(&conf, cluster(&format!("  routes = [ {url} ]\n"))).unwrap();
+        let hup = || {
+            let ok = std::process::Command::new("kill")
+                .args(["-HUP", &a.pid().to_string()])
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        };
+        hup();
+        assert!(
+            a.wait_for_log("Reloaded: cluster routes"),
+            "{:#?}",
+            a.log_lines()
+        );
+        // Messages cross both ways.
+        let clients = [
+            async_nats::connect(a.url()).await.unwrap(),
+            connect(&peer).await,
+        ];
+        propagate(&clients, 0).await;
+        propagate(&clients, 1).await;
+        std::fs::write(&conf, cluster("")).unwrap();
+        hup();
+        assert!(
+            a.wait_for_log(&format!("Removed route {url}")),
+            "{:#?}",
+            a.log_lines()
+        );
+        assert!(
+            a.wait_for_log("Router connection closed: Route Removed"),
+            "{:#?}",
+            a.log_lines()
+        );
+        let _ = std::fs::remove_file(&conf);
+    }
+}
+
+/// A route removed and added again by reloads in a tight loop keeps one dialer: the old
+/// one carries on when its URL comes back, instead of a new one joining it each time (two
+/// dialers to one URL make duplicate routes, and threads that never end).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_route_removed_and_readded_by_reloads_keeps_one_dialer() {
+    // A port where nobody listens: the dialer keeps trying.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "nats-route://127.0.0.1:{}",
+        dead.local_addr().unwrap().port()
+    );
+    drop(dead);
+    let conf =
+        std::env::temp_dir().join(format!("beaver-routes-toggle-{}.conf", std::process::id()));
+    let cluster =
+        |routes: &str| format!("cluster {{\n  name: t\n  listen: 127.0.0.1:-1\n{routes}}}\n");
+    let with = cluster(&format!("  routes = [ {url} ]\n"));
+    std::fs::write(&conf, &with).unwrap();
+    let a = ServerProcess::beaver(&["-n", "A", "-c", conf.to_str().unwrap()]);
+    let count = |needle: &str| a.log_lines().iter().filter(|l| l.contains(needle)).count();
+    let wait_count = |needle: &str, n: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while count(needle) < n {
+            assert!(std::time::Instant::now() < deadline, "{:#?}", a.log_lines());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    };
+    let hup = || {
+        let ok = std::process::Command::new("kill")
+            .args(["-HUP", &a.pid().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    for i in 1..=5 {
+        std::fs::write(&conf, cluster("")).unwrap();
+        hup();
+        wait_count(&format!("Removed route {url}"), i);
+        std::fs::write(&conf, &with).unwrap();
+        hup();
+        wait_count("Reloaded: cluster routes", 2 * i);
+    }
+    let dialers = std::fs::read_dir(format!("/proc/{}/task", a.pid()))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.starts_with("beaver-route-di"))
+        })
+        .count();
+    assert_eq!(dialers, 1, "one dialer for the one configured route");
+    let _ = std::fs::remove_file(&conf);
+}

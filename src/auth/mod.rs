@@ -5,6 +5,10 @@
 //!   `CONNECT` picks the entry (or, with no credentials at all, `no_auth_user` does), then
 //!   its password is compared. Users of `authorization` are in the global account `$G`,
 //!   those of an account in that account.
+//! - **Nkey users** (entries of those lists with `nkey`): when any is configured, `INFO`
+//!   carries a `nonce` (see [`Nonce`]); a `CONNECT` with `nkey` picks the entry, and its
+//!   `sig` must be that key's ed25519 signature of the nonce (nats-server checks the nkey
+//!   before the user name, and so does beaver).
 //! - **Token** (`token`, `--auth`): `auth_token` is compared.
 //! - **Single user** (`user`/`password`, `--user`/`--pass`): both compared.
 //!
@@ -14,9 +18,14 @@
 //! `/connz?auth=1`), the [`Account`] the client is in, and, for users with permissions, the
 //! compiled [`Permissions`].
 
+pub mod operator;
 pub mod permissions;
+pub mod resolver;
+pub mod sharing;
+mod templates;
 pub mod tls;
 
+pub use operator::{JwtLogin, Peer, Trust};
 pub use permissions::{PermissionSet, Permissions, PubCache};
 
 use crate::account::{Account, Accounts};
@@ -93,11 +102,30 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
+/// How a configured user proves who it is.
+enum Proof {
+    /// The password (or its bcrypt hash) of a user with a name.
+    Password(Secret),
+    /// The public key of an nkey user: the signature of the nonce must verify with it
+    /// (boxed: a key pair is several hundred bytes, a secret a pointer and two words).
+    Nkey(Box<nkeys::KeyPair>),
+}
+
+impl std::fmt::Debug for Proof {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Proof::Password(_) => f.write_str("Password([REDACTED])"),
+            Proof::Nkey(k) => write!(f, "Nkey({})", k.public_key()),
+        }
+    }
+}
+
 /// One configured user.
 #[derive(Debug)]
 struct UserEntry<S> {
+    /// The user name, or the public nkey of an nkey user (what `/connz` shows).
     name: String,
-    password: Secret,
+    proof: Proof,
     permissions: Option<Arc<Permissions>>,
     /// The account the user logs in to.
     account: Arc<Account<S>>,
@@ -112,9 +140,13 @@ enum Mode<S> {
     Token(Secret),
     /// `user` and `pass` must match.
     Single { user: String, password: Secret },
-    /// `user` picks an entry, `pass` must match its password.
+    /// Operator mode: a user JWT, checked against the operators' chain of trust.
+    Operator(Box<Trust<S>>),
+    /// `nkey` picks an entry of `nkeys`, whose key must verify `sig`; otherwise `user`
+    /// picks an entry of `users`, `pass` must match its password.
     Users {
         users: FxHashMap<String, Arc<UserEntry<S>>>,
+        nkeys: FxHashMap<String, Arc<UserEntry<S>>>,
         no_auth_user: Option<String>,
     },
 }
@@ -138,14 +170,33 @@ pub struct Login<S> {
     pub permissions: Option<Arc<Permissions>>,
     /// The account the client is in from now on (`$G` unless the user is an account's).
     pub account: Arc<Account<S>>,
+    /// In operator mode: the JWT's expiry and limits.
+    pub jwt: Option<JwtLogin>,
 }
 
 /// A failed authentication: what nats-server logs (`authentication error`, with
-/// ` - User "name"` when users are configured).
+/// ` - User "name"` when users are configured), and whether the refusal is the account's
+/// connection limit (the client then gets nats-server's
+/// `-ERR 'maximum account active connections exceeded'` instead of `Authorization
+/// Violation`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthError(pub String);
+pub struct AuthError {
+    /// The log line.
+    pub message: String,
+    /// The account's `limits.conn` was reached.
+    pub account_full: bool,
+}
 
-impl<S> Authenticator<S> {
+impl AuthError {
+    fn new(message: impl Into<String>) -> AuthError {
+        AuthError {
+            message: message.into(),
+            account_full: false,
+        }
+    }
+}
+
+impl<S: crate::subjects::Subscriber> Authenticator<S> {
     /// Compiles the `authorization` settings, the accounts' users and `no_auth_user` of
     /// `config`; `accounts` is the server's registry (built from the same `config`).
     pub fn new(config: &Config, accounts: &Accounts<S>) -> Authenticator<S> {
@@ -154,33 +205,51 @@ impl<S> Authenticator<S> {
         let timeout = auth.map_or(crate::config::DEFAULT_AUTH_TIMEOUT, |a| {
             a.effective_timeout()
         });
+        let compile = |p: &Option<crate::config::Permissions>| {
+            p.as_ref().map(|p| Arc::new(Permissions::new(p)))
+        };
         let entry = |u: &crate::config::User, account: &Arc<Account<S>>| {
             let entry = UserEntry {
                 name: u.user.clone(),
-                password: Secret::new(&u.password),
-                permissions: u
-                    .permissions
-                    .as_ref()
-                    .map(|p| Arc::new(Permissions::new(p))),
+                proof: Proof::Password(Secret::new(&u.password)),
+                permissions: compile(&u.permissions),
                 account: account.clone(),
             };
             (u.user.clone(), Arc::new(entry))
+        };
+        // The configuration was validated: every nkey is a user's public key.
+        let nkey_entry = |u: &crate::config::NkeyUser, account: &Arc<Account<S>>| {
+            let key = nkeys::KeyPair::from_public_key(&u.nkey).ok()?;
+            let entry = UserEntry {
+                name: u.nkey.clone(),
+                proof: Proof::Nkey(Box::new(key)),
+                permissions: compile(&u.permissions),
+                account: account.clone(),
+            };
+            Some((u.nkey.clone(), Arc::new(entry)))
         };
         let mut users: FxHashMap<String, Arc<UserEntry<S>>> = auth
             .iter()
             .flat_map(|a| a.users.iter())
             .map(|u| entry(u, &global))
             .collect();
+        let mut nkeys: FxHashMap<String, Arc<UserEntry<S>>> = auth
+            .iter()
+            .flat_map(|a| a.nkeys.iter())
+            .filter_map(|u| nkey_entry(u, &global))
+            .collect();
         for a in &config.accounts {
-            // The registry was built from the same configuration.
-            let Some(account) = accounts.get(&a.name) else {
-                continue;
-            };
-            users.extend(a.users.iter().map(|u| entry(u, account)));
+            // Added when new: a reload may add accounts.
+            let account = accounts.get_or_add(&a.name);
+            users.extend(a.users.iter().map(|u| entry(u, &account)));
+            nkeys.extend(a.nkeys.iter().filter_map(|u| nkey_entry(u, &account)));
         }
-        let mode = if !users.is_empty() {
+        let mode = if let Some(trust) = Trust::new(config, accounts) {
+            Mode::Operator(Box::new(trust))
+        } else if !users.is_empty() || !nkeys.is_empty() {
             Mode::Users {
                 users,
+                nkeys,
                 no_auth_user: config.no_auth_user.clone(),
             }
         } else if let Some(a) = auth {
@@ -201,10 +270,30 @@ impl<S> Authenticator<S> {
             global,
         }
     }
+}
+
+impl<S> Authenticator<S> {
+    /// Operator mode's chain of trust, `None` in the other modes.
+    pub fn trust(&self) -> Option<&Trust<S>> {
+        match &self.mode {
+            Mode::Operator(t) => Some(t),
+            _ => None,
+        }
+    }
 
     /// Whether clients must authenticate (`auth_required` in `INFO`).
     pub fn required(&self) -> bool {
         !matches!(self.mode, Mode::None)
+    }
+
+    /// Whether `INFO` carries a [`Nonce`] for the client to sign (nats-server's
+    /// `nonceRequired`: some nkey user is configured).
+    pub fn nonce_required(&self) -> bool {
+        match &self.mode {
+            Mode::Users { nkeys, .. } => !nkeys.is_empty(),
+            Mode::Operator(_) => true,
+            _ => false,
+        }
     }
 
     /// How long a client has to send a valid `CONNECT`.
@@ -216,11 +305,13 @@ impl<S> Authenticator<S> {
     /// start-up; tokens are not passwords there).
     pub fn has_plain_passwords(&self) -> bool {
         match &self.mode {
-            Mode::None => false,
+            Mode::None | Mode::Operator(_) => false,
             // nats-server's `checkAuthforWarnings` looks at passwords only, not tokens.
             Mode::Token(_) => false,
             Mode::Single { password, .. } => password.is_plain(),
-            Mode::Users { users, .. } => users.values().any(|u| u.password.is_plain()),
+            Mode::Users { users, .. } => users
+                .values()
+                .any(|u| matches!(&u.proof, Proof::Password(p) if p.is_plain())),
         }
     }
 
@@ -231,34 +322,60 @@ impl<S> Authenticator<S> {
             Mode::Users {
                 users,
                 no_auth_user: Some(name),
+                ..
             } => users.get(name).map(|u| login_of(u)),
             _ => None,
         }
     }
 
-    /// What nats-server logs when `user` (as given by the client) is refused:
-    /// `authentication error`, with ` - User "name"` when users are configured.
-    pub fn error_message(&self, user: &str) -> String {
+    /// After a reload, whether a client that logged in with `opts` to `account` must go
+    /// because its user moved (nats-server's `clientHasMovedToDifferentAccount`): its nkey
+    /// or user name is no longer configured, or is now in another account. Such a client is
+    /// closed without an `-ERR` (it reconnects, into the right account if any); one that
+    /// sent neither stays for the normal check.
+    pub fn moved(&self, opts: &ConnectOptions, account: &Account<S>) -> bool {
+        let (users, nkeys) = match &self.mode {
+            Mode::Users { users, nkeys, .. } => (Some(users), Some(nkeys)),
+            _ => (None, None),
+        };
+        let entry = if !opts.nkey.is_empty() {
+            nkeys.and_then(|m| m.get(&opts.nkey))
+        } else if !opts.user.is_empty() {
+            users.and_then(|m| m.get(&opts.user))
+        } else {
+            return false;
+        };
+        entry.is_none_or(|u| u.account.name != account.name)
+    }
+
+    /// What nats-server logs when a client with the options `opts` is refused
+    /// (`authViolation`): `authentication error`, with ` - Nkey "U..."` when nkey users are
+    /// configured, or else ` - User "name"` when users are.
+    pub fn error_message(&self, opts: &ConnectOptions) -> String {
+        let quote = |s: &str| crate::protocol::go_quote(s.as_bytes());
         match &self.mode {
+            Mode::Users { nkeys, .. } if !nkeys.is_empty() => {
+                format!("authentication error - Nkey {}", quote(&opts.nkey))
+            }
             Mode::Users { .. } => {
-                format!(
-                    "authentication error - User {}",
-                    crate::protocol::go_quote(user.as_bytes())
-                )
+                format!("authentication error - User {}", quote(&opts.user))
             }
             _ => "authentication error".into(),
         }
     }
 
-    /// Checks the credentials of a `CONNECT`.
-    pub fn authenticate(&self, opts: &ConnectOptions) -> Result<Login<S>, AuthError> {
+    /// Checks the credentials of a `CONNECT` from `peer` (whose nonce is empty when its
+    /// `INFO` carried none: then no nkey or JWT user can log in).
+    pub fn authenticate(&self, opts: &ConnectOptions, peer: &Peer) -> Result<Login<S>, AuthError> {
+        let nonce = peer.nonce;
         match &self.mode {
+            Mode::Operator(trust) => trust.authenticate(opts, peer),
             Mode::None => Ok(self.global_login(String::new())),
             Mode::Token(token) => {
                 if token.verify(&opts.auth_token) {
                     Ok(self.global_login(opts.auth_token.clone()))
                 } else {
-                    Err(AuthError("authentication error".into()))
+                    Err(AuthError::new("authentication error"))
                 }
             }
             Mode::Single { user, password } => {
@@ -268,13 +385,29 @@ impl<S> Authenticator<S> {
                 if user_ok && pass_ok {
                     Ok(self.global_login(user.clone()))
                 } else {
-                    Err(AuthError("authentication error".into()))
+                    Err(AuthError::new("authentication error"))
                 }
             }
             Mode::Users {
                 users,
+                nkeys,
                 no_auth_user,
             } => {
+                let fail = || AuthError::new(self.error_message(opts));
+                // nats-server's order: an nkey first (when nkey users exist), then users.
+                if !nkeys.is_empty() && !opts.nkey.is_empty() {
+                    let Some(u) = nkeys.get(&opts.nkey) else {
+                        return Err(fail());
+                    };
+                    return match &u.proof {
+                        Proof::Nkey(key)
+                            if !nonce.is_empty() && verify_sig(key, nonce, &opts.sig) =>
+                        {
+                            Ok(login_of(u))
+                        }
+                        _ => Err(fail()),
+                    };
+                }
                 let no_credentials =
                     opts.user.is_empty() && opts.pass.is_empty() && opts.auth_token.is_empty();
                 if no_credentials {
@@ -282,14 +415,12 @@ impl<S> Authenticator<S> {
                         return Ok(login_of(u));
                     }
                 }
-                let fail = || AuthError(self.error_message(&opts.user));
                 let Some(u) = users.get(&opts.user) else {
                     return Err(fail());
                 };
-                if u.password.verify(&opts.pass) {
-                    Ok(login_of(u))
-                } else {
-                    Err(fail())
+                match &u.proof {
+                    Proof::Password(p) if p.verify(&opts.pass) => Ok(login_of(u)),
+                    _ => Err(fail()),
                 }
             }
         }
@@ -303,6 +434,7 @@ impl<S> Authenticator<S> {
             user,
             permissions: None,
             account: self.global.clone(),
+            jwt: None,
         }
     }
 
@@ -312,17 +444,99 @@ impl<S> Authenticator<S> {
     }
 }
 
+/// What a client authenticated with: its `CONNECT` options and what the server knew of it
+/// then. Kept (in `client::Client`) so that a reload can check the client again against the
+/// new settings, as nats-server keeps each client's options. Never logged.
+#[derive(Clone)]
+pub struct Credentials {
+    /// The `CONNECT` options (user, password, token, nkey, signature, JWT).
+    pub opts: ConnectOptions,
+    /// The nonce its `INFO` carried (empty: none).
+    pub nonce: Vec<u8>,
+    /// Its address.
+    pub ip: std::net::IpAddr,
+    /// Its connection type (`STANDARD`, `WEBSOCKET`).
+    pub connection_type: &'static str,
+}
+
+impl Credentials {
+    /// The [`Peer`] these credentials were presented by.
+    pub fn peer(&self) -> Peer<'_> {
+        Peer {
+            nonce: &self.nonce,
+            ip: self.ip,
+            connection_type: self.connection_type,
+        }
+    }
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials([REDACTED])")
+    }
+}
+
+/// Whether `sig` (base64, URL-safe without padding, or else standard: nats-server accepts
+/// both) is `key`'s signature of `nonce`.
+fn verify_sig(key: &nkeys::KeyPair, nonce: &[u8], sig: &str) -> bool {
+    use base64::Engine;
+    let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(sig)
+        .or_else(|_| base64::engine::general_purpose::STANDARD.decode(sig));
+    decoded.is_ok_and(|sig| key.verify(nonce, &sig).is_ok())
+}
+
+/// The challenge a client signs to prove it holds an nkey: 11 random bytes from the OS, in
+/// base64 URL-safe without padding (15 characters), sent as `INFO`'s `nonce` (nats-server's
+/// `generateNonce`). One per connection, never reused.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Nonce(String);
+
+impl Nonce {
+    /// A fresh nonce; `None` when the OS has no random bytes to give (the connection is then
+    /// refused rather than given a guessable challenge).
+    pub fn generate() -> Option<Nonce> {
+        use base64::Engine;
+        let mut raw = [0u8; 11];
+        getrandom::getrandom(&mut raw).ok()?;
+        Some(Nonce(
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw),
+        ))
+    }
+
+    /// The nonce as sent in `INFO`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Nonce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Nonce({})", self.0)
+    }
+}
+
 fn login_of<S>(u: &UserEntry<S>) -> Login<S> {
     Login {
         user: u.name.clone(),
         permissions: u.permissions.clone(),
         account: u.account.clone(),
+        jwt: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A client on the loopback interface, over TCP, that was sent `nonce`.
+    fn peer(nonce: &[u8]) -> Peer<'_> {
+        Peer {
+            nonce,
+            ip: std::net::Ipv4Addr::LOCALHOST.into(),
+            connection_type: "STANDARD",
+        }
+    }
 
     fn opts(user: &str, pass: &str, token: &str) -> ConnectOptions {
         ConnectOptions {
@@ -367,29 +581,90 @@ mod tests {
         let a = authenticator(&config);
         assert!(a.required());
         assert_eq!(
-            a.authenticate(&opts("alice", "s3cret", "")).unwrap().user,
+            a.authenticate(&opts("alice", "s3cret", ""), &peer(b""))
+                .unwrap()
+                .user,
             "alice"
         );
         assert_eq!(
-            a.authenticate(&opts("alice", "nope", "")).unwrap_err().0,
+            a.authenticate(&opts("alice", "nope", ""), &peer(b""))
+                .unwrap_err()
+                .message,
             "authentication error - User \"alice\""
         );
-        let bob = a.authenticate(&opts("", "", "")).unwrap();
+        let bob = a.authenticate(&opts("", "", ""), &peer(b"")).unwrap();
         assert_eq!(bob.user, "bob");
         assert!(bob.permissions.is_some());
-        assert!(a.authenticate(&opts("carol", "pw", "")).is_err());
+        assert!(a
+            .authenticate(&opts("carol", "pw", ""), &peer(b""))
+            .is_err());
         assert_eq!(a.no_auth_login().unwrap().user, "bob");
 
         let config = Config::from_toml("[authorization]\ntoken = \"t0k\"\n").unwrap();
         let a = authenticator(&config);
-        assert!(a.authenticate(&opts("", "", "t0k")).is_ok());
-        assert!(a.authenticate(&opts("", "", "t0")).is_err());
+        assert!(a.authenticate(&opts("", "", "t0k"), &peer(b"")).is_ok());
+        assert!(a.authenticate(&opts("", "", "t0"), &peer(b"")).is_err());
         // nats-server warns about plain-text passwords only, not tokens (issue 12, item 10;
         // tests/auth.rs checks it against nats-server).
         assert!(!a.has_plain_passwords());
 
         let a = authenticator(&Config::default());
         assert!(!a.required());
-        assert!(a.authenticate(&opts("x", "y", "")).is_ok());
+        assert!(!a.nonce_required());
+        assert!(a.authenticate(&opts("x", "y", ""), &peer(b"")).is_ok());
+    }
+
+    #[test]
+    fn nkey_users() {
+        let key = nkeys::KeyPair::new_user();
+        let other = nkeys::KeyPair::new_user();
+        let config = Config::from_toml(&format!(
+            "[authorization]\nusers = [{{ nkey = \"{}\" }}, {{ user = \"a\", password = \"b\" }}]\n",
+            key.public_key()
+        ))
+        .unwrap();
+        let a = authenticator(&config);
+        assert!(a.nonce_required());
+        let nonce = Nonce::generate().unwrap();
+        assert_eq!(nonce.as_str().len(), 15);
+        let n = nonce.as_str().as_bytes();
+        use base64::Engine;
+        let sign =
+            |k: &nkeys::KeyPair, e: &base64::engine::GeneralPurpose| e.encode(k.sign(n).unwrap());
+        let with = |nkey: &str, sig: String| ConnectOptions {
+            nkey: nkey.into(),
+            sig,
+            ..ConnectOptions::default()
+        };
+        let url = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let std = base64::engine::general_purpose::STANDARD;
+        // Both encodings of the signature are accepted, as nats-server accepts them.
+        for e in [&url, &std] {
+            let login = a
+                .authenticate(&with(&key.public_key(), sign(&key, e)), &peer(n))
+                .unwrap();
+            assert_eq!(login.user, key.public_key());
+        }
+        // Another key's signature, an unknown key, no signature, garbage, no nonce.
+        let refused = [
+            with(&key.public_key(), sign(&other, &url)),
+            with(&other.public_key(), sign(&other, &url)),
+            with(&key.public_key(), String::new()),
+            with(&key.public_key(), "!!".into()),
+        ];
+        for o in &refused {
+            assert_eq!(
+                a.authenticate(o, &peer(n)).unwrap_err().message,
+                format!("authentication error - Nkey {:?}", o.nkey)
+            );
+        }
+        assert!(a
+            .authenticate(&with(&key.public_key(), sign(&key, &url)), &peer(b""))
+            .is_err());
+        // The password users still log in.
+        assert_eq!(
+            a.authenticate(&opts("a", "b", ""), &peer(n)).unwrap().user,
+            "a"
+        );
     }
 }

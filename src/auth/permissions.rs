@@ -17,7 +17,7 @@
 //! ([`PubCache`]), so the steady state is one hash lookup per message.
 
 use crate::config::{split_queue, SubjectPermission};
-use crate::subjects::{has_wildcard, subject_matches, tokens, FWC, PWC};
+use crate::subjects::{has_wildcard, subject_matches};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ use std::sync::Arc;
 type QueueEntry = (Box<[u8]>, Box<[u8]>);
 
 /// A list of subject patterns, some of them restricted to a queue group.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct PermissionSet {
     /// Patterns without a queue group.
     plain: Vec<Box<[u8]>>,
@@ -111,6 +111,8 @@ impl Rule {
 pub struct Permissions {
     publish: Option<Rule>,
     subscribe: Option<Rule>,
+    /// `allow_responses`: replies to received messages are allowed beyond `publish`.
+    response: Option<crate::config::ResponsePermission>,
 }
 
 impl Permissions {
@@ -121,10 +123,26 @@ impl Permissions {
                 .map(|r| Rule::new(r, queues))
                 .filter(|r| r.allow.is_some() || r.deny.is_some())
         };
-        Permissions {
-            publish: rule(&p.publish, false),
-            subscribe: rule(&p.subscribe, true),
+        let mut publish = rule(&p.publish, false);
+        if p.response.is_some() {
+            // nats-server's `validateResponsePermissions`: with responses allowed and no
+            // `publish.allow`, nothing else may be published (an empty allow list).
+            let rule = publish.get_or_insert_with(Rule::default);
+            if rule.allow.is_none() {
+                rule.allow = Some(PermissionSet::default());
+            }
         }
+        Permissions {
+            publish,
+            subscribe: rule(&p.subscribe, true),
+            response: p.response,
+        }
+    }
+
+    /// `allow_responses`, if the user has it: the reply subjects of the messages it
+    /// receives are tracked (see [`Replies`]).
+    pub fn response(&self) -> Option<crate::config::ResponsePermission> {
+        self.response
     }
 
     /// Whether publishing to `subject` is restricted at all (if not, no check is needed).
@@ -183,34 +201,63 @@ impl Permissions {
     }
 }
 
-/// Whether every subject matching `subject` also matches `test` (both may hold wildcards;
-/// nats-server's `subjectIsSubsetMatch`).
-pub fn is_subset_match(subject: &[u8], test: &[u8]) -> bool {
-    let mut sub = tokens(subject);
-    for t2 in tokens(test) {
-        let Some(t1) = sub.next() else {
-            return false;
-        };
-        if t2.is_empty() {
-            return false;
-        }
-        if t2 == [FWC] {
-            return true;
-        }
-        if t1.is_empty() || t1 == [FWC] {
-            return false;
-        }
-        if t1 == [PWC] {
-            if t2 != [PWC] {
-                return false;
-            }
-            continue;
-        }
-        if t2 != [PWC] && t1 != t2 {
-            return false;
+pub use crate::subjects::is_subset_match;
+
+/// The reply subjects a client with `allow_responses` may publish to: those of the messages
+/// it received, each for `max` responses within `expires` of its arrival (nats-server's
+/// `client.replies`). Written by whoever delivers to the client, read by its reader when a
+/// publish is not otherwise allowed.
+#[derive(Debug)]
+pub struct Replies {
+    permission: crate::config::ResponsePermission,
+    /// Reply subject → (arrival, responses sent).
+    seen: FxHashMap<Box<[u8]>, (std::time::Instant, usize)>,
+    /// Inserts since the expired entries were last swept.
+    inserts: usize,
+}
+
+/// Reply subjects tracked before the expired ones are swept (nats-server's
+/// `replyPermLimit`).
+const REPLIES_SWEEP_AT: usize = 4096;
+
+impl Replies {
+    /// Tracking for `permission`.
+    pub fn new(permission: crate::config::ResponsePermission) -> Replies {
+        Replies {
+            permission,
+            seen: FxHashMap::default(),
+            inserts: 0,
         }
     }
-    sub.next().is_none()
+
+    /// A message with the reply subject `reply` was delivered.
+    pub fn delivered(&mut self, reply: &[u8], now: std::time::Instant) {
+        // Swept once every `REPLIES_SWEEP_AT` inserts, not on each one (nats-server's
+        // pruning is amortised the same way).
+        self.inserts += 1;
+        if self.inserts >= REPLIES_SWEEP_AT {
+            self.inserts = 0;
+            let expires = self.permission.expires;
+            self.seen
+                .retain(|_, (at, _)| now.duration_since(*at) <= expires);
+        }
+        self.seen.insert(reply.into(), (now, 0));
+    }
+
+    /// Whether a response to `subject` may go out now; counts it if so (the entry goes once
+    /// `max` responses were sent, or when it has expired).
+    pub fn respond(&mut self, subject: &[u8], now: std::time::Instant) -> bool {
+        let Some((at, sent)) = self.seen.get_mut(subject) else {
+            return false;
+        };
+        *sent += 1;
+        let allowed =
+            *sent <= self.permission.max && now.duration_since(*at) <= self.permission.expires;
+        if !allowed || *sent >= self.permission.max {
+            self.seen.remove(subject);
+        }
+        allowed
+    }
 }
 
 /// Most publish decisions a connection caches (nats-server keeps 128, then prunes).
@@ -262,6 +309,7 @@ mod tests {
         let p = Permissions::new(&Conf {
             publish: perm(&["foo.>", "bar"], &["foo.secret"]),
             subscribe: None,
+            response: None,
         });
         assert!(p.can_publish(b"foo.a"));
         assert!(p.can_publish(b"bar"));
@@ -281,6 +329,7 @@ mod tests {
         let p = Permissions::new(&Conf {
             publish: None,
             subscribe: perm(&["foo.>", "q.* grp", "_INBOX.>"], &["foo.*.private"]),
+            response: None,
         });
         assert!(!p.can_subscribe(b"foo.a.private", None));
         assert!(p.can_subscribe(b"foo.*", None));
@@ -300,11 +349,37 @@ mod tests {
         let p = Permissions::new(&Conf {
             publish: None,
             subscribe: perm(&[], &["foo.>"]),
+            response: None,
         });
         assert!(!p.can_subscribe(b"foo.a", None));
         assert!(p.can_subscribe(b"bar", None));
         assert!(p.can_subscribe(b">", None));
         assert!(p.delivery_filter(b">").is_some());
+    }
+
+    #[test]
+    fn replies_are_allowed_max_times_within_expires() {
+        use crate::config::ResponsePermission;
+        use std::time::{Duration, Instant};
+        let t0 = Instant::now();
+        let mut r = Replies::new(ResponsePermission {
+            max: 2,
+            expires: Duration::from_secs(10),
+        });
+        assert!(!r.respond(b"_INBOX.1", t0));
+        r.delivered(b"_INBOX.1", t0);
+        assert!(r.respond(b"_INBOX.1", t0));
+        assert!(r.respond(b"_INBOX.1", t0));
+        assert!(!r.respond(b"_INBOX.1", t0));
+        r.delivered(b"_INBOX.2", t0);
+        assert!(!r.respond(b"_INBOX.2", t0 + Duration::from_secs(11)));
+        // Responses only: nothing else may be published.
+        let p = Permissions::new(&crate::config::Permissions {
+            response: Some(ResponsePermission::default()),
+            ..crate::config::Permissions::default()
+        });
+        assert!(p.restricts_publish());
+        assert!(!p.can_publish(b"anything"));
     }
 
     #[test]

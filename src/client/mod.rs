@@ -18,12 +18,16 @@
 mod leaf;
 mod service;
 mod snapshot;
+mod stats;
 mod subscription;
+pub(crate) mod tls;
 
 pub use crate::outbound::StallPolicy;
 pub use service::{Service, ServiceMsg, ServiceReply};
 pub use snapshot::{ClientSnapshot, SubSnapshot};
+pub use stats::{ClientStats, MsgCounter, Traffic};
 pub use subscription::{Claim, Subscription};
+pub(crate) use tls::{lock_session, TlsSlot};
 
 /// An account of this server: its subscription table holds [`Subscription`]s.
 pub type Account = crate::account::Account<Subscription>;
@@ -44,115 +48,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-
-/// Message and byte counters of one connection (nats-server's `in_msgs`, `in_bytes`,
-/// `out_msgs`, `out_bytes`). Bytes count payloads (headers included), not protocol lines.
-///
-/// The `in_*` pair is written only by the client's own reader, the `out_*` pair by whichever
-/// reader queues a batch to it (once per batch, not per message). Each pair has its own cache
-/// line so that counting outbound traffic does not slow the client's own reader.
-#[derive(Default, Debug)]
-pub struct ClientStats {
-    /// Messages received from this client, and their payload bytes.
-    pub inbound: crossbeam_utils::CachePadded<MsgCounter>,
-    /// Messages delivered to this client, and their payload bytes.
-    pub outbound: crossbeam_utils::CachePadded<MsgCounter>,
-}
-
-/// A messages/bytes counter pair. Relaxed atomics: they are statistics, read on request.
-#[derive(Default, Debug)]
-pub struct MsgCounter {
-    /// Messages.
-    pub msgs: AtomicU64,
-    /// Payload bytes.
-    pub bytes: AtomicU64,
-}
-
-impl MsgCounter {
-    /// Adds `msgs` messages of `bytes` payload bytes in total.
-    #[inline]
-    pub fn add(&self, msgs: u64, bytes: u64) {
-        self.msgs.fetch_add(msgs, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
-    }
-
-    /// (messages, bytes).
-    pub fn get(&self) -> (u64, u64) {
-        (
-            self.msgs.load(Ordering::Relaxed),
-            self.bytes.load(Ordering::Relaxed),
-        )
-    }
-}
-
-/// A copy of a [`ClientStats`] at one moment: messages and payload bytes in each direction.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Traffic {
-    /// Messages received from the client(s).
-    pub in_msgs: u64,
-    /// Their payload bytes (headers included).
-    pub in_bytes: u64,
-    /// Messages delivered to the client(s).
-    pub out_msgs: u64,
-    /// Their payload bytes (headers included).
-    pub out_bytes: u64,
-}
-
-impl Traffic {
-    /// Adds `other` to these counts (saturating: the sums are statistics).
-    pub fn add(&mut self, other: Traffic) {
-        self.in_msgs = self.in_msgs.saturating_add(other.in_msgs);
-        self.in_bytes = self.in_bytes.saturating_add(other.in_bytes);
-        self.out_msgs = self.out_msgs.saturating_add(other.out_msgs);
-        self.out_bytes = self.out_bytes.saturating_add(other.out_bytes);
-    }
-
-    /// What `self` has more than `earlier` (counters only grow).
-    fn since(self, earlier: Traffic) -> Traffic {
-        Traffic {
-            in_msgs: self.in_msgs.saturating_sub(earlier.in_msgs),
-            in_bytes: self.in_bytes.saturating_sub(earlier.in_bytes),
-            out_msgs: self.out_msgs.saturating_sub(earlier.out_msgs),
-            out_bytes: self.out_bytes.saturating_sub(earlier.out_bytes),
-        }
-    }
-}
-
-impl ClientStats {
-    /// The counters now (each read Relaxed: the four values may be from slightly different
-    /// moments while traffic flows, as with nats-server's separate atomics).
-    pub fn snapshot(&self) -> Traffic {
-        let (in_msgs, in_bytes) = self.inbound.get();
-        let (out_msgs, out_bytes) = self.outbound.get();
-        Traffic {
-            in_msgs,
-            in_bytes,
-            out_msgs,
-            out_bytes,
-        }
-    }
-
-    /// Adds `t` to the counters.
-    pub fn add(&self, t: Traffic) {
-        if t.in_msgs > 0 || t.in_bytes > 0 {
-            self.inbound.add(t.in_msgs, t.in_bytes);
-        }
-        if t.out_msgs > 0 || t.out_bytes > 0 {
-            self.outbound.add(t.out_msgs, t.out_bytes);
-        }
-    }
-}
-
-/// A TLS client's session, `None` once the connection has left (see [`Client::tls`]).
-pub(crate) type TlsSlot = Mutex<Option<rustls::ServerConnection>>;
-
-/// Locks a TLS session that is still there: `None` once the connection has left and
-/// released it (the caller then treats the connection as closed).
-pub(crate) fn lock_session(
-    slot: &TlsSlot,
-) -> Option<parking_lot::MappedMutexGuard<'_, rustls::ServerConnection>> {
-    parking_lot::MutexGuard::try_map(slot.lock(), |s| s.as_mut()).ok()
-}
 
 /// The shared part of a client connection. See the module docs.
 pub struct Client {
@@ -218,6 +113,12 @@ pub struct Client {
     /// Name, lang and version from `CONNECT`, for logs and monitoring (set by the reader,
     /// read by other threads when they log about this client).
     identity: Mutex<Identity>,
+    /// `allow_responses`: the reply subjects of the messages delivered to it, which it may
+    /// answer (`None` without the permission). Locked by whoever delivers a message with a
+    /// reply, and by its reader when a publish is not otherwise allowed; a leaf lock.
+    replies: Mutex<Option<crate::auth::permissions::Replies>>,
+    /// Whether `replies` is `Some`: delivery checks this flag, not the lock.
+    tracks_replies: AtomicBool,
     /// The account the client is in: `$G` until a user of another account logs in. Set by
     /// the reader at its first login (a client never changes accounts afterwards, and has
     /// no subscription before it); read by monitoring. The reader keeps its own clone for
@@ -228,7 +129,8 @@ pub struct Client {
     /// `max_pending` in bytes: a batch that would push the queue past it closes the client
     /// as a slow consumer.
     max_pending: usize,
-    /// The TLS session, when the server requires TLS. Locked by the reader to decrypt what it
+    /// The TLS session, when the connection uses TLS (a client's: the server side; a route's:
+    /// either side, see [`TlsSlot`]). Locked by the reader to decrypt what it
     /// read (`read_tls`, `process_new_packets`, reading plaintext) and by the writer holding
     /// the scheduled token to encrypt a gather of batches into ciphertext. Socket I/O is
     /// never done under it, and no other lock is taken under it (lock order:
@@ -263,7 +165,7 @@ impl Client {
         doorbell: Sender<Ready>,
         max_pending: usize,
         departed: Arc<ClientStats>,
-        tls: Option<rustls::ServerConnection>,
+        tls: Option<rustls::Connection>,
         account: Arc<crate::client::Account>,
     ) -> Self {
         let socket = Some(socket);
@@ -288,7 +190,7 @@ impl Client {
         doorbell: Sender<Ready>,
         max_pending: usize,
         departed: Arc<ClientStats>,
-        tls: Option<rustls::ServerConnection>,
+        tls: Option<rustls::Connection>,
         account: Arc<crate::client::Account>,
     ) -> Self {
         Client {
@@ -312,6 +214,8 @@ impl Client {
             async_info: AtomicBool::new(false),
             subs: Mutex::new(FxHashMap::default()),
             identity: Mutex::new(Identity::default()),
+            replies: Mutex::new(None),
+            tracks_replies: AtomicBool::new(false),
             account: Mutex::new(account),
             stats: ClientStats::default(),
             max_pending,
@@ -397,6 +301,46 @@ impl Client {
         if id.user != user {
             id.user = user.to_owned();
         }
+    }
+
+    /// What the client last authenticated with, for a reload to check again; `None` until
+    /// its first `CONNECT` (or without authentication).
+    pub fn credentials(&self) -> Option<Arc<crate::auth::Credentials>> {
+        self.identity.lock().credentials.clone()
+    }
+
+    /// Records a successful authentication's credentials.
+    pub(crate) fn set_credentials(&self, credentials: crate::auth::Credentials) {
+        self.identity.lock().credentials = Some(Arc::new(credentials));
+    }
+
+    /// Starts (or stops) tracking the reply subjects this client may answer
+    /// (`allow_responses`), at a login.
+    pub(crate) fn set_response_permission(&self, p: Option<crate::config::ResponsePermission>) {
+        *self.replies.lock() = p.map(crate::auth::permissions::Replies::new);
+        // Relaxed: a delivery racing with the login may go untracked, as in nats-server,
+        // where the permission takes effect for messages delivered after it.
+        self.tracks_replies.store(p.is_some(), Ordering::Relaxed);
+    }
+
+    /// A message with the reply subject `reply` is being delivered to this client: remembered
+    /// if it may answer it. One relaxed load for clients without `allow_responses`.
+    #[inline]
+    pub fn note_reply(&self, reply: &[u8]) {
+        if self.tracks_replies.load(Ordering::Relaxed) {
+            if let Some(r) = self.replies.lock().as_mut() {
+                r.delivered(reply, Instant::now());
+            }
+        }
+    }
+
+    /// Whether this client may publish a response to `subject`, a reply subject of a message
+    /// it received (`allow_responses`); counts the response.
+    pub(crate) fn may_respond(&self, subject: &[u8]) -> bool {
+        self.replies
+            .lock()
+            .as_mut()
+            .is_some_and(|r| r.respond(subject, Instant::now()))
     }
 
     /// The account the client is in (`$G` unless it logged in as a user of an account).
@@ -767,6 +711,8 @@ struct Identity {
     version: String,
     /// The authorized user (see [`Client::authorized_user`]).
     user: String,
+    /// What it authenticated with (see [`Client::credentials`]).
+    credentials: Option<Arc<crate::auth::Credentials>>,
     /// TLS version and cipher suite, Go's names.
     tls_version: String,
     tls_cipher: String,

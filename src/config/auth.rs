@@ -28,6 +28,8 @@ pub struct Authorization {
     pub token: Option<String>,
     /// Users, each with an optional set of permissions (`users`).
     pub users: Vec<User>,
+    /// Users known by their public nkey (`users` entries with `nkey`).
+    pub nkeys: Vec<NkeyUser>,
     /// How long a client has to send a valid `CONNECT` (`timeout`, in seconds in the file).
     /// Default 2 s.
     pub timeout: Duration,
@@ -36,7 +38,10 @@ pub struct Authorization {
 impl Authorization {
     /// Whether any credential is configured (otherwise clients need none).
     pub fn is_enabled(&self) -> bool {
-        self.user.is_some() || self.token.is_some() || !self.users.is_empty()
+        self.user.is_some()
+            || self.token.is_some()
+            || !self.users.is_empty()
+            || !self.nkeys.is_empty()
     }
 
     /// The authentication timeout, with zero meaning the default 2 s.
@@ -60,8 +65,14 @@ pub struct AccountConfig {
     pub name: String,
     /// Its users (`users`), authenticated like those of `authorization.users`.
     pub users: Vec<User>,
+    /// Its nkey users (`users` entries with `nkey`).
+    pub nkeys: Vec<NkeyUser>,
     /// Permissions of its users that have none of their own (`default_permissions`).
     pub default_permissions: Option<Permissions>,
+    /// What it shares (`exports`).
+    pub exports: Vec<super::sharing::Export>,
+    /// What it takes from others (`imports`).
+    pub imports: Vec<super::sharing::Import>,
 }
 
 /// One entry of `authorization.users` or of an account's `users`.
@@ -75,6 +86,17 @@ pub struct User {
     pub permissions: Option<Permissions>,
 }
 
+/// One entry of `users` with an `nkey` instead of a name and password (nats-server's
+/// `NkeyUser`): the client proves it holds the key by signing `INFO`'s `nonce` (the sig in
+/// `CONNECT`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NkeyUser {
+    /// The user's public key: 56 characters of base32 starting with `U`.
+    pub nkey: String,
+    /// What the user may publish and subscribe to; `None` allows everything.
+    pub permissions: Option<Permissions>,
+}
+
 /// A user's publish and subscribe permissions (nats-server's `Permissions`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Permissions {
@@ -84,6 +106,34 @@ pub struct Permissions {
     /// group after a space (`"foo.* workers"`): it then allows (or denies) that subject only
     /// for subscriptions in that queue group.
     pub subscribe: Option<SubjectPermission>,
+    /// Publishing to the reply subjects of received messages (`allow_responses`), even where
+    /// `publish` does not allow it; with no `publish.allow`, only that is allowed.
+    pub response: Option<ResponsePermission>,
+}
+
+/// nats-server's default `allow_responses` limits: one response per request, within 2
+/// minutes (`DEFAULT_ALLOW_RESPONSE_MAX_MSGS`, `DEFAULT_ALLOW_RESPONSE_EXPIRATION`).
+pub const DEFAULT_RESPONSE_MAX: usize = 1;
+/// See [`DEFAULT_RESPONSE_MAX`].
+pub const DEFAULT_RESPONSE_EXPIRES: Duration = Duration::from_secs(120);
+
+/// `allow_responses`: how many responses a received message's reply subject takes, and for
+/// how long (`true` means the defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponsePermission {
+    /// Responses per reply subject (`max`).
+    pub max: usize,
+    /// For how long after the message arrived (`expires`).
+    pub expires: Duration,
+}
+
+impl Default for ResponsePermission {
+    fn default() -> Self {
+        ResponsePermission {
+            max: DEFAULT_RESPONSE_MAX,
+            expires: DEFAULT_RESPONSE_EXPIRES,
+        }
+    }
 }
 
 /// Allowed and denied subjects, wildcards included (nats-server's `SubjectPermission`).
@@ -121,6 +171,54 @@ impl Tls {
             self.timeout
         }
     }
+}
+
+/// TLS on routes (nats-server's `cluster { tls { ... } }`). Routes use mutual TLS whatever
+/// `verify` says, as nats-server's: each side presents `tls.cert_file` and verifies the
+/// other's certificate against `tls.ca_file` (required), so a route certificate must be
+/// good for both server and client authentication (both extended key usages, or none).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RouteTls {
+    /// The certificate, key, CA and handshake timeout (`verify` is implied).
+    pub tls: Tls,
+    /// A dialling server does not verify the certificate of the server it dials (`insecure`;
+    /// nats-server warns that this is not for production). Its own certificate is still
+    /// verified by the other side.
+    pub insecure: bool,
+}
+
+/// Which interest crosses routes (nats-server's `cluster { permissions { import, export } }`,
+/// its `RoutePermissions`). Both only filter interest, as nats-server's: a message crosses a
+/// route only where the interest did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RoutePermissions {
+    /// Subjects this server takes messages on from other servers: its local interest in
+    /// other subjects is not sent to routes (nats-server's `canImport`, checked as a
+    /// publish permission on the subscription's subject). `None` imports everything.
+    pub import: Option<SubjectPermission>,
+    /// Subjects this server sends messages on to other servers: their interest (`RS+`) in
+    /// other subjects is ignored (nats-server's `canExport`, checked as a subscribe
+    /// permission), and a wildcard interest covering a denied subject does not get its
+    /// messages. `None` exports everything.
+    pub export: Option<SubjectPermission>,
+}
+
+impl RoutePermissions {
+    /// As a user's permissions, which is how nats-server checks them: `import` is the
+    /// publish side, `export` the subscribe side.
+    pub fn as_user_permissions(&self) -> Permissions {
+        Permissions {
+            publish: self.import.clone(),
+            subscribe: self.export.clone(),
+            response: None,
+        }
+    }
+}
+
+/// Whether `key` is a valid public nkey of a user (`U...`, nats-server's
+/// `nkeys.IsValidPublicUserKey`: the prefix, the base32 and the checksum).
+pub fn is_public_user_key(key: &str) -> bool {
+    key.starts_with('U') && nkeys::KeyPair::from_public_key(key).is_ok()
 }
 
 /// Checks the rules that span keys (the same ones nats-server enforces), whatever filled
@@ -179,6 +277,30 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
             check_permissions(p).map_err(|e| format!("{at} (user {:?}): {e}", u.user))?;
         }
     }
+    // Nkeys are unique too, each a user's public key (nats-server's words).
+    let mut seen_nkeys = std::collections::HashSet::new();
+    let auth_nkeys = config
+        .authorization
+        .iter()
+        .flat_map(|a| a.nkeys.iter().enumerate())
+        .map(|(i, u)| (format!("authorization.users[{i}]"), u));
+    let account_nkeys = config.accounts.iter().flat_map(|acc| {
+        acc.nkeys
+            .iter()
+            .enumerate()
+            .map(move |(i, u)| (format!("accounts.{}.users[{i}]", acc.name), u))
+    });
+    for (at, u) in auth_nkeys.chain(account_nkeys) {
+        if !is_public_user_key(&u.nkey) {
+            return Err(format!("{at}: Not a valid public nkey for a user"));
+        }
+        if !seen_nkeys.insert(u.nkey.as_str()) {
+            return Err(format!("{at}: Duplicate nkey {:?} detected", u.nkey));
+        }
+        if let Some(p) = &u.permissions {
+            check_permissions(p).map_err(|e| format!("{at} (nkey {:?}): {e}", u.nkey))?;
+        }
+    }
     for acc in &config.accounts {
         if acc.name == super::GLOBAL_ACCOUNT {
             return Err(format!("accounts: {:?} is a Reserved Account", acc.name));
@@ -190,8 +312,11 @@ pub(crate) fn validate(config: &super::Config) -> Result<(), String> {
     }
     if let Some(ws) = &config.websocket {
         ws.check_block()?;
-        ws.check_auth(!seen.is_empty(), &|name| seen.contains(name))?;
+        let has_users = !seen.is_empty() || !seen_nkeys.is_empty();
+        ws.check_auth(has_users, &|name| seen.contains(name))?;
     }
+    super::operator::validate(config)?;
+    super::sharing::validate(config)?;
     if let Some(name) = &config.no_auth_user {
         if !seen.contains(name.as_str()) {
             return Err(format!(

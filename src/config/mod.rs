@@ -26,15 +26,18 @@ mod docs;
 mod file;
 pub mod natsconf;
 mod natsfile;
+pub mod operator;
 mod options;
 pub mod reload_rules;
+pub mod sharing;
 mod syslog;
 pub mod units;
 mod websocket;
 
 pub use auth::{
-    split_queue, AccountConfig, Authorization, Permissions, SubjectPermission, Tls, User,
-    DEFAULT_AUTH_TIMEOUT, DEFAULT_TLS_TIMEOUT,
+    split_queue, AccountConfig, Authorization, NkeyUser, Permissions, ResponsePermission,
+    RoutePermissions, RouteTls, SubjectPermission, Tls, User, DEFAULT_AUTH_TIMEOUT,
+    DEFAULT_TLS_TIMEOUT,
 };
 pub use cli::Cli;
 pub use syslog::{SyslogTarget, DEFAULT_SYSLOG_PORT};
@@ -147,6 +150,21 @@ pub struct Config {
     /// Accounts, in the order of the file; empty: every client is in the global account
     /// [`GLOBAL_ACCOUNT`].
     pub accounts: Vec<AccountConfig>,
+    /// Operator mode: the trusted operators' JWTs (`operator`, each read from its file or
+    /// given inline; see [`operator`]). Empty: no operator mode.
+    pub operators: Vec<String>,
+    /// The system account (`system_account`): an account's name, or in operator mode its
+    /// public key (by default the operator's). Its users get the `$SYS.REQ.SERVER` requests
+    /// (`crate::system`).
+    pub system_account: Option<String>,
+    /// Where account JWTs come from in operator mode (`resolver`).
+    pub resolver: Option<operator::Resolver>,
+    /// The account JWTs known at start (`resolver_preload`): public key and JWT, in the
+    /// file's order.
+    pub resolver_preload: Vec<(String, String)>,
+    /// The only accounts whose users may log in (`resolver_pinned_accounts`), the system
+    /// account always among them; empty: every trusted account.
+    pub resolver_pinned_accounts: Vec<String>,
     /// TLS for client connections; `None`: plain TCP.
     pub tls: Option<Tls>,
     /// Write the process id to this file at start; like nats-server, the file is left in
@@ -323,6 +341,11 @@ pub struct Cluster {
     /// Credentials required from (and, without user info in a route URL, sent to) other
     /// servers (`authorization { user, password, timeout }`).
     pub authorization: Option<ClusterAuth>,
+    /// TLS on routes, both ways (`tls { cert_file, key_file, ca_file, timeout, insecure }`);
+    /// `None`: routes are plain text.
+    pub tls: Option<RouteTls>,
+    /// Which interest crosses routes (`permissions { import, export }`); `None`: all.
+    pub permissions: Option<RoutePermissions>,
 }
 
 /// `cluster { authorization { user, password, timeout } }`.
@@ -366,6 +389,11 @@ impl Default for Config {
             authorization: None,
             no_auth_user: None,
             accounts: Vec::new(),
+            operators: Vec::new(),
+            system_account: None,
+            resolver: None,
+            resolver_preload: Vec::new(),
+            resolver_pinned_accounts: Vec::new(),
             tls: None,
             pid_file: None,
             ports_file_dir: None,
@@ -527,11 +555,33 @@ impl Config {
         Ok(config)
     }
 
+    /// The system account's name: `system_account`, else in operator mode the first
+    /// operator JWT's, else `$SYS` when `accounts` defines it (nats-server's default name).
+    pub fn system_account_name(&self) -> Option<String> {
+        if let Some(name) = &self.system_account {
+            return Some(name.clone());
+        }
+        if let Some(op) = self
+            .operators
+            .first()
+            .and_then(|t| crate::jwt::decode::<crate::jwt::Operator>(t).ok())
+        {
+            return (!op.nats.system_account.is_empty()).then_some(op.nats.system_account);
+        }
+        self.accounts
+            .iter()
+            .any(|a| a.name == "$SYS")
+            .then(|| "$SYS".to_owned())
+    }
+
     /// Whether clients must authenticate (`auth_required` in `INFO`): some credential in
     /// `authorization`, or a user in an account.
     pub fn auth_required(&self) -> bool {
         self.authorization.as_ref().is_some_and(|a| a.is_enabled())
-            || self.accounts.iter().any(|a| !a.users.is_empty())
+            || self
+                .accounts
+                .iter()
+                .any(|a| !a.users.is_empty() || !a.nkeys.is_empty())
     }
 
     /// The port to bind: 0 (ask the OS) for -1, 4222 for 0.

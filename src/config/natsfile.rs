@@ -55,34 +55,9 @@ pub(super) const IGNORED_KEYS: &[&str] = &[
 /// protection than the file asks for (decentralized JWT authentication, say, would run with
 /// no authentication at all), so start-up stops with an error naming the key and its line.
 pub(super) const REFUSED_KEYS: &[(&str, &str)] = &[
-    ("operator", "JWT authentication (operator mode)"),
-    ("operators", "JWT authentication (operator mode)"),
-    ("root", "JWT authentication (operator mode)"),
-    ("roots", "JWT authentication (operator mode)"),
-    ("root_operator", "JWT authentication (operator mode)"),
-    ("root_operators", "JWT authentication (operator mode)"),
     ("trusted", "JWT authentication (trusted operator keys)"),
     ("trusted_keys", "JWT authentication (trusted operator keys)"),
-    ("resolver", "JWT authentication (an account resolver)"),
-    (
-        "account_resolver",
-        "JWT authentication (an account resolver)",
-    ),
-    (
-        "accounts_resolver",
-        "JWT authentication (an account resolver)",
-    ),
     ("resolver_tls", "JWT authentication (an account resolver)"),
-    (
-        "resolver_preload",
-        "JWT authentication (an account resolver)",
-    ),
-    (
-        "resolver_pinned_accounts",
-        "JWT authentication (an account resolver)",
-    ),
-    ("system_account", "the system account"),
-    ("system", "the system account"),
     (
         "allow_non_tls",
         "TLS and plain-text clients on one port (`allow_non_tls`)",
@@ -406,13 +381,14 @@ mod tests {
 
     #[test]
     fn nats_server_features_beaver_lacks_inside_blocks() {
+        // An nkey that is not a user's public key: nats-server's words, and the line.
         let e = Config::from_nats_conf(
-            "authorization {\n  users = [\n    { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }\n  ]\n}\n",
+            "authorization {\n  users = [\n    { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF5 }\n  ]\n}\n",
         )
         .unwrap_err();
         assert_eq!(
             e.message,
-            "nats.conf: line 3: \"nkey\" (nkeys) is not supported by beaver yet"
+            "nats.conf: line 3: key `authorization.users`: Not a valid public nkey for a user"
         );
         let e = Config::from_nats_conf(
             "authorization { users = [ {user: a, password: b, allowed_connection_types: [WEBSOCKET]} ] }\n",
@@ -423,27 +399,39 @@ mod tests {
                 .contains("\"allowed_connection_types\" is not supported"),
             "{e}"
         );
-        // allow_responses: ignored with a warning, never granting more than the file asks.
+        // allow_responses: `true`, a table (zero values take the defaults), `false`.
         let (c, w) = Config::from_nats_conf(concat!(
             "authorization { users = [\n",
             "  {user: a, password: b, permissions: {publish: x, allow_responses: true}}\n",
-            "  {user: c, password: d, permissions: {subscribe: y, allow_responses: {max: 1}}}\n",
+            "  {user: c, password: d, permissions: {subscribe: y, allow_responses: {max: 3, expires: \"5s\"}}}\n",
             "  {user: e, password: f, permissions: {allow_responses: false}}\n",
+            "  {user: g, password: h, permissions: {allow_responses: {max: 0}}}\n",
             "] }\n",
         ))
         .unwrap();
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(
-            w[0].starts_with("nats.conf: line 2: \"allow_responses\" is not supported"),
-            "{w:?}"
-        );
+        assert!(w.is_empty(), "{w:?}");
         let users = c.authorization.unwrap().users;
-        let pubs = |i: usize| users[i].permissions.clone().unwrap().publish.unwrap();
-        assert_eq!(pubs(0).allow, ["x"]);
-        assert!(pubs(0).deny.is_empty());
-        // nats-server would allow only replies: beaver denies every publish.
-        assert_eq!(pubs(1).deny, [">"]);
-        assert!(users[2].permissions.clone().unwrap().publish.is_none());
+        let response = |i: usize| users[i].permissions.clone().unwrap().response;
+        use crate::config::ResponsePermission;
+        assert_eq!(response(0), Some(ResponsePermission::default()));
+        assert_eq!(
+            response(1),
+            Some(ResponsePermission {
+                max: 3,
+                expires: std::time::Duration::from_secs(5)
+            })
+        );
+        assert_eq!(response(2), None);
+        assert_eq!(response(3), Some(ResponsePermission::default()));
+        let e = Config::from_nats_conf(
+            "authorization { users = [ {user: a, password: b, permissions: {allow_responses: {maximum: 1}}} ] }\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("Unknown field \"maximum\" parsing permissions"),
+            "{e}"
+        );
     }
 
     #[test]

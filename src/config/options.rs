@@ -137,6 +137,14 @@ pub(crate) enum Block {
     /// `jetstream { store_dir, max_memory_store, max_file_store, sync_interval }`, or
     /// `jetstream: enabled` / `true`.
     JetStream,
+    /// `operator`: a JWT, a file holding one, or a list.
+    Operator,
+    /// `resolver`: `MEMORY`.
+    Resolver,
+    /// `resolver_preload { ACCOUNT_PUBLIC_KEY: JWT }`.
+    ResolverPreload,
+    /// `resolver_pinned_accounts`: an account public key, or a list.
+    ResolverPinnedAccounts,
 }
 
 /// Whether a reload (SIGHUP) may change an option, as nats-server's `Server.Reload` decides.
@@ -169,6 +177,20 @@ pub(crate) enum Reload {
         fields: &'static [&'static str],
         /// Whether any of them differs.
         differs: fn(&Config, &Config) -> bool,
+    },
+    /// Takes effect while running through code of its own (`crate::reload` rebuilds the
+    /// authentication, or the TLS configuration): `check` refuses what nats-server refuses,
+    /// `log` names what changed without showing values (they hold secrets), as nats-server
+    /// logs them (`Reloaded: authorization users`).
+    Applied {
+        /// The `Config` fields it covers (for the test that every field has a rule).
+        #[cfg_attr(not(test), allow(dead_code))]
+        fields: &'static [&'static str],
+        /// `Err`: the change needs a restart (the message after "config reload not
+        /// supported for ").
+        check: fn(&Config, &Config) -> Result<(), String>,
+        /// What changed, each as logged after `Reloaded: `.
+        log: fn(&Config, &Config) -> Vec<String>,
     },
     /// No field of its own: the rule of the options it sets applies (`listen`: `host` and
     /// `port`), or of the option named (`no_auth_user`: `authorization`).
@@ -377,7 +399,9 @@ mod tests {
                 Reload::Live { field, .. } | Reload::Fixed { field, .. } => {
                     covered.push(field.name)
                 }
-                Reload::Restart { fields, .. } => covered.extend(fields),
+                Reload::Restart { fields, .. } | Reload::Applied { fields, .. } => {
+                    covered.extend(fields)
+                }
                 Reload::Covered(other) => {
                     assert!(find(other).is_some(), "{}: no option {other}", o.name)
                 }

@@ -325,6 +325,32 @@ pub fn deliver_internal(
     delivered
 }
 
+/// Publishes a message of the server (an advisory, an event) into `account` on `subject`,
+/// from the calling thread, with a match cache and an outbox of its own, flushed at once.
+pub fn publish_internal(
+    shared: &Shared,
+    account: &crate::client::Account,
+    subject: &str,
+    body: &[u8],
+) {
+    let mut cache = MatchCache::new(1);
+    let mut outbox = Outbox::new();
+    deliver_internal(
+        shared,
+        &mut cache,
+        &mut outbox,
+        &InternalMsg {
+            account,
+            deliver: subject.as_bytes(),
+            subject: subject.as_bytes(),
+            reply: None,
+            headers: b"",
+            data: &Bytes::copy_from_slice(body),
+        },
+    );
+    outbox.flush(&shared.pool, None, 0);
+}
+
 /// [`deliver_internal`] without the services' answers (a service's own answers are
 /// delivered this way too, by `deliver_service_replies`). No connection has cid 0: the
 /// message goes to every subscriber.
@@ -397,8 +423,9 @@ fn deliver_one(
     for sub in &result.plain {
         if sub.client.is_route() {
             // ROUTES: remote interest. A routed message never goes to another route, nor
-            // one from our hub (the hub reaches our cluster's servers itself).
-            if !from_route && !from_hub && !sub.client.is_closing() {
+            // one from our hub (the hub reaches our cluster's servers itself), nor one the
+            // cluster's `export` permission denies under a wildcard interest.
+            if !from_route && !from_hub && !sub.client.is_closing() && !denied(sub, msg) {
                 route_target(&mut targets, &sub.client);
             }
             continue;
@@ -445,7 +472,7 @@ fn deliver_one(
             if member.client.is_route() {
                 // ROUTES: a member on another server; that server delivers to one of its
                 // members (we list the group in the RMSG).
-                if from_route || from_hub || member.client.is_closing() {
+                if from_route || from_hub || member.client.is_closing() || denied(member, msg) {
                     continue;
                 }
                 let t = route_target(&mut targets, &member.client);
@@ -476,7 +503,8 @@ fn deliver_one(
 }
 
 /// Whether `sub` filters `msg` out: a wildcard subscription covering subjects its owner
-/// may not receive (a user's deny list, a leafnode remote's `deny_exports`).
+/// may not receive (a user's deny list, a leafnode remote's `deny_exports`, the cluster's
+/// `export` deny list for a route's interest).
 #[inline]
 fn denied(sub: &Subscription, msg: &Message<'_, '_>) -> bool {
     sub.deny
@@ -572,6 +600,10 @@ impl Deliverer<'_> {
             return false;
         }
         let p = msg.publish;
+        if let Some(reply) = p.reply {
+            // `allow_responses`: the subscriber may answer this one.
+            sub.client.note_reply(reply);
+        }
         // A subscriber that did not declare headers gets the body only, as a MSG.
         let (header_token, size_token, skip): (Option<&[u8]>, &[u8], usize) = match p.headers {
             Some((hdr_len, _)) if !sub.client.headers() => {

@@ -52,7 +52,7 @@ impl Forwarder {
     /// `None` without a system account.
     pub fn start(shared: &Arc<Shared>) -> Option<Arc<Forwarder>> {
         let system = shared.accounts.get(SYSTEM_ACCOUNT)?.clone();
-        let prefix = format!("_R_.{}.", random_token(6));
+        let prefix = format!("_R_.{}.", crate::shared::random_token(6));
         let fwd = Arc::new(Forwarder {
             shared: Arc::downgrade(shared),
             system: system.clone(),
@@ -62,7 +62,7 @@ impl Forwarder {
             clients: Mutex::new(Vec::new()),
             answering: Mutex::new(false),
         });
-        for account in shared.accounts.iter() {
+        for account in &shared.accounts.list() {
             if account.name != SYSTEM_ACCOUNT {
                 // Requests: local only (the other servers have their own import).
                 fwd.subscribe(shared, account, b"$JS.API.>", b"requests", false);
@@ -80,26 +80,9 @@ impl Forwarder {
         announce: bool,
     ) {
         let service: Arc<dyn Service> = Arc::new(Handle(Arc::downgrade(self)));
-        let client = Arc::new(Client::new_service(
-            shared.registry.next_cid(),
-            shared.doorbell.clone(),
-            account.clone(),
-            service,
-        ));
-        let sub = Arc::new(Subscription::new(
-            client.clone(),
-            account.clone(),
-            subject,
-            None,
-            sid,
-        ));
-        if account.sublist.insert(sub.clone()).is_ok() {
-            client.subs.lock().insert(sid.into(), sub.clone());
-            if announce {
-                shared.interest_added(&sub);
-            }
+        if let Some(client) = shared.subscribe_service(account, subject, sid, service, announce) {
+            self.clients.lock().push(client);
         }
-        self.clients.lock().push(client);
     }
 
     /// Subscribes `_R_.<prefix>.>` in `$SYS`, announced to the routes (so the JetStream
@@ -139,7 +122,7 @@ impl Forwarder {
         }
         self.ensure_answers();
         let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let token = format!("{}{}", random_token(4), n);
+        let token = format!("{}{}", crate::shared::random_token(4), n);
         {
             let mut pending = self.pending.lock();
             let now = Instant::now();
@@ -192,14 +175,6 @@ impl Forwarder {
             data: Bytes::copy_from_slice(msg.data),
         });
     }
-}
-
-/// `n` random letters and digits.
-fn random_token(n: usize) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    (0..n)
-        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
-        .collect()
 }
 
 struct Handle(Weak<Forwarder>);

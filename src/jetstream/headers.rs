@@ -60,6 +60,32 @@ pub fn with_headers(existing: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
     out
 }
 
+/// A header block from `existing` with `name` set to `value`: every line of `existing` with
+/// that name (case-insensitive) is dropped first, so a sender cannot slip in a value of its
+/// own ahead of the server's (nats-server's `setHeader`).
+pub fn with_header_set(existing: &[u8], name: &str, value: &str) -> Vec<u8> {
+    let mut kept = Vec::with_capacity(existing.len());
+    let mut lines = existing.split(|&b| b == b'\n');
+    if let Some(first) = lines.next() {
+        if !existing.is_empty() {
+            kept.extend_from_slice(first);
+            kept.push(b'\n');
+        }
+    }
+    for line in lines {
+        let is_name = line.iter().position(|&b| b == b':').is_some_and(|colon| {
+            line[..colon]
+                .trim_ascii()
+                .eq_ignore_ascii_case(name.as_bytes())
+        });
+        if !is_name && !line.is_empty() {
+            kept.extend_from_slice(line);
+            kept.push(b'\n');
+        }
+    }
+    with_headers(&kept, &[(name, value)])
+}
+
 /// A status-only header block: `NATS/1.0 404 Message Not Found\r\n\r\n`.
 pub fn status(code: u16, text: &str) -> Vec<u8> {
     format!("NATS/1.0 {code} {text}\r\n\r\n").into_bytes()
@@ -68,6 +94,17 @@ pub fn status(code: u16, text: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_replaces_every_line_of_the_name() {
+        let forged = b"NATS/1.0\r\nNats-Request-Info: {\"acc\":\"SYS\"}\r\nX: y\r\nnats-request-info: z\r\n\r\n";
+        let set = with_header_set(forged, "Nats-Request-Info", "{\"acc\":\"B\"}");
+        assert_eq!(
+            set,
+            b"NATS/1.0\r\nX: y\r\nNats-Request-Info: {\"acc\":\"B\"}\r\n\r\n"
+        );
+        assert_eq!(with_header_set(b"", "A", "1"), b"NATS/1.0\r\nA: 1\r\n\r\n");
+    }
 
     #[test]
     fn reads_and_appends() {

@@ -197,7 +197,7 @@ impl JetStream {
         log::info!("  Max Memory:      {}", human_bytes(js.max_memory));
         log::info!("  Max Storage:     {}", human_bytes(js.max_store));
         log::info!("  Store Directory: \"{}\"", js.root.display());
-        for account in shared.accounts.iter() {
+        for account in &shared.accounts.list() {
             let acc = JsAccount::start(&js, shared, account)?;
             js.accounts.write().insert(account.name.clone(), acc);
         }
@@ -300,6 +300,25 @@ fn timer_loop(js: Weak<JetStream>) {
                         log::error!("JetStream: stream {}: sync failed: {e}", s.name);
                     }
                 }
+            }
+        }
+    }
+}
+
+impl JetStream {
+    /// Enables JetStream in the accounts added to the registry since start (by a reload
+    /// that adds accounts), as it was enabled in the others at start. An account whose
+    /// store cannot be opened is logged and left without JetStream.
+    pub fn add_new_accounts(self: &Arc<Self>, shared: &Arc<Shared>) {
+        for account in &shared.accounts.list() {
+            if self.accounts.read().contains_key(&account.name) {
+                continue;
+            }
+            match JsAccount::start(self, shared, account) {
+                Ok(acc) => {
+                    self.accounts.write().insert(account.name.clone(), acc);
+                }
+                Err(e) => log::error!("JetStream for account {}: {e}", account.name),
             }
         }
     }

@@ -81,7 +81,7 @@ fn dial_remote(node: &Node, remote: &LeafRemote) {
         .account
         .clone()
         .unwrap_or_else(|| crate::config::GLOBAL_ACCOUNT.to_owned());
-    let Some(account) = node.shared.accounts.get(&account_name).cloned() else {
+    let Some(account) = node.shared.accounts.get(&account_name) else {
         log::error!(
             "Unable to lookup account {account_name} for solicited leafnode connection: \
              account not found"
@@ -171,10 +171,19 @@ pub(crate) fn authorize(
 ) -> Option<Arc<Account>> {
     let account = |name: &Option<String>| -> Option<Arc<Account>> {
         match name {
-            Some(n) => shared.accounts.get(n).cloned(),
+            Some(n) => shared.accounts.get(n),
             None => Some(shared.accounts.global().clone()),
         }
     };
+    if !shared.config().operators.is_empty() && config.authorization.is_none() {
+        // Operator mode: nats-server wants a leafnode to log in with a user JWT, which
+        // beaver's leafnodes cannot do yet. Refused, never let into `$G`.
+        log::error!(
+            "Leafnode refused: in operator mode a leafnode must authenticate with a JWT, \
+             which beaver does not support yet (or configure leafnodes.authorization)"
+        );
+        return None;
+    }
     let Some(auth) = &config.authorization else {
         // Without leafnode credentials configured, a leaf that sends none binds to `$G`,
         // whatever the client authentication (nats-server 2.9.10 does so; checked against
@@ -190,7 +199,13 @@ pub(crate) fn authorize(
             pass: pass.to_owned(),
             ..crate::protocol::ConnectOptions::default()
         };
-        return match shared.auth.authenticate(&opts) {
+        // Leafnodes get no nonce: an nkey or JWT user cannot log in this way.
+        let peer = crate::auth::Peer {
+            nonce: b"",
+            ip: std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+            connection_type: "LEAFNODE",
+        };
+        return match shared.auth().authenticate(&opts, &peer) {
             Ok(login) if login.permissions.is_none() => Some(login.account),
             Ok(_) => {
                 log::error!(
@@ -200,7 +215,7 @@ pub(crate) fn authorize(
                 None
             }
             Err(e) => {
-                log::debug!("Leafnode {}", e.0);
+                log::debug!("Leafnode {}", e.message);
                 None
             }
         };

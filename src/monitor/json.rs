@@ -29,6 +29,39 @@ pub fn to_go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
+/// Serialises `value` as Go's `json.Marshal(value)` does: compact, Go's string escaping
+/// (what nats-server sends in answer to the system account's requests).
+pub fn to_go_json_compact<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1024);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, GoCompact);
+    // As in `to_go_json`: cannot fail for these types; logged should it ever.
+    if let Err(e) = value.serialize(&mut ser) {
+        log::error!("Error marshaling monitoring response: {e}");
+    }
+    out
+}
+
+/// serde_json's compact layout with Go's string escaping.
+struct GoCompact;
+
+impl Formatter for GoCompact {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        go_write_string_fragment(writer, fragment)
+    }
+
+    fn write_char_escape<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        char_escape: CharEscape,
+    ) -> io::Result<()> {
+        go_write_char_escape(writer, char_escape)
+    }
+}
+
 /// serde_json's pretty layout (two spaces) with Go's string escaping.
 #[derive(Default)]
 struct GoPretty<'a> {

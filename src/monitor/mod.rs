@@ -6,7 +6,7 @@
 //! The HTTP server is beaver's own, in [`http`] (blocking, no async runtime, request heads
 //! parsed by `httparse`): an acceptor thread, `beaver-monitor`, and one thread per HTTP
 //! connection, `beaver-http`, at most 64. Each connection thread reads a request, computes
-//! the response with the `Handler` here, and writes it. The monitoring port must stay up
+//! the response with the [`Reports`] here, and writes it. The monitoring port must stay up
 //! whatever a client sends, and must never take the NATS server down with it; the limits
 //! that ensure it, and why they are what they are, are in [`http`]'s docs. In short:
 //! request heads up to 1 MiB (as nats-server), bodies never buffered, a 5 s deadline for a
@@ -32,7 +32,7 @@
 //! - `/subsz`: the sublist's shard read locks and trie read lock while cloning the
 //!   subscriptions' `Arc`s; the shared match cache's shard read locks for its statistics.
 //!
-//! Every request also takes the monitor's own stats lock (`Handler::stats`: the per-path
+//! Every request also takes the monitor's own stats lock (`Reports::stats`: the per-path
 //! request counts, `http_req_stats`, and the CPU sampler), which the connection threads
 //! share. It is a leaf: held only to bump a count, copy the counts and compute the CPU
 //! percentage from numbers read before taking it; no other lock and no I/O under it.
@@ -48,6 +48,7 @@
 //! Shutdown ([`Monitor::stop`]) stops the acceptor and every connection thread, waiting
 //! for them at most 2 s.
 
+mod accountz;
 mod connz;
 pub mod http;
 mod json;
@@ -60,15 +61,17 @@ mod query;
 mod subsz;
 mod varz;
 
+pub use accountz::{account_info, AccountInfo, ExtExport, ExtImport};
 pub use connz::{ConnInfo, SubDetail};
-pub use json::{go_duration, rfc3339_nano, uptime};
+pub use json::{go_duration, rfc3339_nano, uptime, GoTime};
+pub use query::Query;
+pub use subsz::SubszStats;
 
 use crate::config::Config;
 use crate::jetstream::JetStream;
 use crate::route::Routes;
 use crate::shared::Shared;
 use parking_lot::Mutex;
-use query::Query;
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -128,31 +131,14 @@ impl Monitor {
 
     /// Starts serving `listener` for `shared`: the acceptor thread now, a thread per HTTP
     /// connection as they come (see the module docs).
-    pub fn spawn(
-        listener: MonitorListener,
-        shared: Arc<Shared>,
-        routes: Option<Arc<Routes>>,
-        leafs: Option<Arc<crate::leaf::Leafnodes>>,
-        jetstream: Option<Arc<JetStream>>,
-    ) -> io::Result<Monitor> {
-        let handler = Handler {
-            stats: Mutex::new(Stats {
-                requests: BTreeMap::new(),
-                cpu: process::CpuSampler::new(shared.start_instant),
-            }),
-            shared,
-            routes,
-            leafs,
-            jetstream,
-            http_host: listener.host.clone(),
-        };
+    pub fn spawn(listener: MonitorListener, reports: Arc<Reports>) -> io::Result<Monitor> {
         let config = http::Config {
             log_name: "Monitoring",
             acceptor_thread: "beaver-monitor",
             connection_thread: "beaver-http",
             limits: http::Limits::default(),
         };
-        let server = http::HttpServer::spawn(listener.listener, Arc::new(handler), config)?;
+        let server = http::HttpServer::spawn(listener.listener, reports, config)?;
         Ok(Monitor {
             http: Some(server),
             addr: listener.addr,
@@ -299,6 +285,7 @@ const ROOT_HTML: &str = r#"<!DOCTYPE html>
 <a href=./subsz>Subscriptions</a>
 <a href=./routez>Routes</a>
 <a href=./leafz>LeafNodes</a>
+<a href=./accountz>Accounts</a>
 <a href=./healthz>Health Probe</a>
 <a href=./metrics>Prometheus metrics</a>
 <p><a href=https://docs.nats.io/running-a-nats-service/nats_admin/monitoring>Help (nats-server's documentation)</a></p>
@@ -306,8 +293,11 @@ const ROOT_HTML: &str = r#"<!DOCTYPE html>
 </html>
 "#;
 
-/// What every monitoring request needs; shared by the HTTP connection threads.
-struct Handler {
+/// The reports the monitoring endpoints serve, and what computing them needs: shared by the
+/// HTTP connection threads and by the system account's request subjects
+/// (`crate::system`: `$SYS.REQ.SERVER.PING.VARZ`, ...), which get the same reports in
+/// compact JSON ([`Reports::render`]).
+pub struct Reports {
     shared: Arc<Shared>,
     /// The cluster, for `/varz` `cluster` and `/routez`.
     routes: Option<Arc<Routes>>,
@@ -315,7 +305,8 @@ struct Handler {
     leafs: Option<Arc<crate::leaf::Leafnodes>>,
     /// JetStream, for `/jsz`, `/varz` `jetstream` and `/metrics`.
     jetstream: Option<Arc<JetStream>>,
-    /// The monitoring host as configured (`/varz` `http_host`).
+    /// The monitoring host as configured (`/varz` `http_host`; the client host when there is
+    /// no monitoring port).
     http_host: String,
     /// The per-path request counts and the CPU sampler. A `parking_lot::Mutex` because
     /// several connection threads serve requests at once; it is a leaf lock, held only to
@@ -323,34 +314,241 @@ struct Handler {
     stats: Mutex<Stats>,
 }
 
-/// The monitor's own state (see [`Handler::stats`]).
+/// The monitor's own state (see [`Reports::stats`]).
 struct Stats {
     /// Requests per path (`/varz` `http_req_stats`).
     requests: BTreeMap<&'static str, u64>,
     cpu: process::CpuSampler,
 }
 
-impl http::Handler for Handler {
+impl http::Handler for Reports {
     fn handle(&self, request: &http::Request<'_>) -> http::Response {
         self.route(request).into_response()
     }
 }
 
-impl Handler {
+/// A report, by its name in the system account's request subjects
+/// (`$SYS.REQ.SERVER.PING.<NAME>`) and over HTTP (`/<name>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// `VARZ`, `/varz`.
+    Varz,
+    /// `CONNZ`, `/connz`.
+    Connz,
+    /// `SUBSZ`, `/subsz`.
+    Subsz,
+    /// `ROUTEZ`, `/routez`.
+    Routez,
+    /// `LEAFZ`, `/leafz`.
+    Leafz,
+    /// `JSZ`, `/jsz`.
+    Jsz,
+    /// `HEALTHZ`, `/healthz`.
+    Healthz,
+    /// `ACCOUNTZ`, `/accountz`.
+    Accountz,
+}
+
+impl Report {
+    /// The report a system request names (`VARZ`, ...); `None` for names beaver has no
+    /// report for (`GATEWAYZ`, `ACCOUNTZ`).
+    pub fn from_request_name(name: &str) -> Option<Report> {
+        Some(match name {
+            "VARZ" => Report::Varz,
+            "CONNZ" => Report::Connz,
+            "SUBSZ" => Report::Subsz,
+            "ROUTEZ" => Report::Routez,
+            "LEAFZ" => Report::Leafz,
+            "JSZ" => Report::Jsz,
+            "HEALTHZ" => Report::Healthz,
+            "ACCOUNTZ" => Report::Accountz,
+            _ => return None,
+        })
+    }
+}
+
+/// How a report's JSON is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Go's `json.MarshalIndent` (the HTTP endpoints).
+    Pretty,
+    /// Go's `json.Marshal` (answers over NATS).
+    Compact,
+}
+
+impl Reports {
+    /// The reports of `shared` and its cluster, leafnodes and JetStream; `http_host` is what
+    /// `/varz` shows as `http_host`.
+    pub fn new(
+        shared: Arc<Shared>,
+        routes: Option<Arc<Routes>>,
+        leafs: Option<Arc<crate::leaf::Leafnodes>>,
+        jetstream: Option<Arc<JetStream>>,
+        http_host: String,
+    ) -> Reports {
+        Reports {
+            stats: Mutex::new(Stats {
+                requests: BTreeMap::new(),
+                cpu: process::CpuSampler::new(shared.start_instant),
+            }),
+            shared,
+            routes,
+            leafs,
+            jetstream,
+            http_host,
+        }
+    }
+
+    /// `report` with the options `q`, as JSON laid out as `layout`; `Err`: what is wrong
+    /// with `q` (a 400 over HTTP). A `/varz` samples the CPU (and, over HTTP, the caller has
+    /// counted the request already).
+    pub fn render(&self, report: Report, q: &Query, layout: Layout) -> Result<Vec<u8>, String> {
+        fn out<T: serde::Serialize>(layout: Layout, v: &T) -> Vec<u8> {
+            match layout {
+                Layout::Pretty => json::to_go_json(v),
+                Layout::Compact => json::to_go_json_compact(v),
+            }
+        }
+        Ok(match report {
+            Report::Varz => out(layout, &self.varz()),
+            Report::Connz => {
+                let opts = connz::ConnzOptions::decode(q)?;
+                out(layout, &connz::connz(&self.shared, &opts)?)
+            }
+            Report::Routez => {
+                let subs = query::decode_subs(q)? != query::SubsMode::None;
+                out(
+                    layout,
+                    &varz::routez(&self.shared, self.routes.as_deref(), subs),
+                )
+            }
+            Report::Leafz => {
+                let subs = query::decode_subs(q)? != query::SubsMode::None;
+                out(
+                    layout,
+                    &leafz::leafz(&self.shared, self.leafs.as_deref(), subs, q.get("acc")),
+                )
+            }
+            Report::Subsz => match subsz::subsz(&self.shared, q)? {
+                subsz::SubszReply::Stats(s) => out(layout, &s),
+                subsz::SubszReply::List(s) => out(layout, &s),
+            },
+            Report::Accountz => out(layout, &accountz::accountz(&self.shared, q)?),
+            Report::Jsz => out(
+                layout,
+                &jsz::jsz(&self.shared, self.jetstream.as_deref(), q)?,
+            ),
+            Report::Healthz => {
+                for flag in ["js-enabled", "js-enabled-only", "js-server-only"] {
+                    query::decode_bool(q, flag)?;
+                }
+                // Compact in both, as nats-server marshals this one.
+                serde_json::to_vec(&varz::Health { status: "ok" })
+                    .unwrap_or_else(|_| b"{\"status\":\"ok\"}".to_vec())
+            }
+        })
+    }
+
+    /// `/varz` now (the CPU sampled, the request counts as they are).
+    fn varz(&self) -> varz::Varz {
+        let (http_req_stats, cpu) = self.sample(None);
+        let extras = varz::VarzExtras {
+            http_req_stats,
+            mem: process::resident_memory(),
+            cpu,
+            http_host: self.http_host.clone(),
+        };
+        varz::varz(
+            &self.shared,
+            self.routes.as_deref(),
+            self.leafs.as_deref(),
+            self.jetstream.as_deref(),
+            extras,
+        )
+    }
+
+    /// What the system account's `STATSZ` (and `$SYS.REQ.SERVER.PING`) reports: the
+    /// server's counters (nats-server's `ServerStats`), from `/varz`'s.
+    pub fn statsz(&self) -> Statsz {
+        let v = self.varz();
+        let routes = varz::routez(&self.shared, self.routes.as_deref(), false)
+            .routes
+            .into_iter()
+            .map(|r| RouteStat {
+                rid: r.rid,
+                sent: DataStats {
+                    msgs: r.out_msgs,
+                    bytes: r.out_bytes,
+                },
+                received: DataStats {
+                    msgs: r.in_msgs,
+                    bytes: r.in_bytes,
+                },
+                pending: r.pending_size,
+            })
+            .collect::<Vec<_>>();
+        Statsz {
+            start: v.start,
+            mem: v.mem,
+            cores: v.cores,
+            cpu: v.cpu,
+            connections: v.connections,
+            total_connections: v.total_connections,
+            // Accounts with a client in them (nats-server's `activeAccounts`).
+            active_accounts: self.active_accounts(),
+            subscriptions: v.subscriptions,
+            sent: DataStats {
+                msgs: v.out_msgs,
+                bytes: v.out_bytes,
+            },
+            received: DataStats {
+                msgs: v.in_msgs,
+                bytes: v.in_bytes,
+            },
+            slow_consumers: v.slow_consumers,
+            active_servers: 1 + routes.len(),
+            routes,
+        }
+    }
+
+    /// How many accounts have a client in them now.
+    fn active_accounts(&self) -> usize {
+        let mut names: Vec<String> = self
+            .shared
+            .registry
+            .client_list()
+            .iter()
+            .map(|c| c.account().name.clone())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names.len()
+    }
+
     /// Counts a request of `path` (nats-server's `httpReqStats`).
     fn count(&self, path: &'static str) {
         *self.stats.lock().requests.entry(path).or_insert(0) += 1;
     }
 
-    /// Counts a request of `path`, and returns the counts and the CPU percentage (the CPU
-    /// time is read from `/proc` before the lock is taken).
-    fn count_and_sample(&self, path: &'static str) -> (BTreeMap<&'static str, u64>, f64) {
+    /// Counts a request of `path` (over HTTP; `None` over NATS), and returns the counts and
+    /// the CPU percentage (the CPU time is read from `/proc` before the lock is taken).
+    fn sample(&self, path: Option<&'static str>) -> (BTreeMap<&'static str, u64>, f64) {
         let cpu_time = process::cpu_time();
         let now = Instant::now();
         let mut stats = self.stats.lock();
-        *stats.requests.entry(path).or_insert(0) += 1;
+        if let Some(path) = path {
+            *stats.requests.entry(path).or_insert(0) += 1;
+        }
         let cpu = stats.cpu.sample(now, cpu_time);
         (stats.requests.clone(), cpu)
+    }
+
+    /// A report's HTTP reply.
+    fn reply(&self, report: Report, q: &Query) -> Reply {
+        match self.render(report, q, Layout::Pretty) {
+            Ok(body) => Reply::json(q, body),
+            Err(m) => Reply::bad_request(m),
+        }
     }
 
     /// Dispatches on the decoded path, after Go's `ServeMux` redirect of paths that are not
@@ -372,91 +570,49 @@ impl Handler {
                 }
             }
             b"/varz" => {
-                let (http_req_stats, cpu) = self.count_and_sample("/varz");
-                let extras = varz::VarzExtras {
-                    http_req_stats,
-                    mem: process::resident_memory(),
-                    cpu,
-                    http_host: self.http_host.clone(),
-                };
-                Reply::json(
-                    &q,
-                    json::to_go_json(&varz::varz(
-                        &self.shared,
-                        self.routes.as_deref(),
-                        self.leafs.as_deref(),
-                        self.jetstream.as_deref(),
-                        extras,
-                    )),
-                )
+                // Counted here; the CPU is sampled when the report is made.
+                self.count("/varz");
+                self.reply(Report::Varz, &q)
             }
             b"/connz" => {
-                let opts = match connz::ConnzOptions::decode(&q) {
-                    Ok(o) => o,
-                    Err(m) => return Reply::bad_request(m),
-                };
-                self.count("/connz");
-                match connz::connz(&self.shared, &opts) {
-                    Ok(c) => Reply::json(&q, json::to_go_json(&c)),
-                    Err(m) => Reply::bad_request(m),
+                // nats-server decodes the options before it counts the request.
+                if let Err(m) = connz::ConnzOptions::decode(&q) {
+                    return Reply::bad_request(m);
                 }
+                self.count("/connz");
+                self.reply(Report::Connz, &q)
             }
-            b"/routez" => {
-                let subs = match query::decode_subs(&q) {
-                    Ok(s) => s != query::SubsMode::None,
-                    Err(m) => return Reply::bad_request(m),
+            b"/routez" | b"/leafz" => {
+                // Decoded before counting, as nats-server does.
+                if let Err(m) = query::decode_subs(&q) {
+                    return Reply::bad_request(m);
+                }
+                let (path, report) = if &*request.path == b"/routez" {
+                    ("/routez", Report::Routez)
+                } else {
+                    ("/leafz", Report::Leafz)
                 };
-                self.count("/routez");
-                Reply::json(
-                    &q,
-                    json::to_go_json(&varz::routez(&self.shared, self.routes.as_deref(), subs)),
-                )
-            }
-            b"/leafz" => {
-                let subs = match query::decode_subs(&q) {
-                    Ok(s) => s != query::SubsMode::None,
-                    Err(m) => return Reply::bad_request(m),
-                };
-                self.count("/leafz");
-                Reply::json(
-                    &q,
-                    json::to_go_json(&leafz::leafz(
-                        &self.shared,
-                        self.leafs.as_deref(),
-                        subs,
-                        q.get("acc"),
-                    )),
-                )
+                self.count(path);
+                self.reply(report, &q)
             }
             b"/subsz" | b"/subscriptionsz" => {
                 self.count("/subsz");
-                match subsz::subsz(&self.shared, &q) {
-                    Ok(subsz::SubszReply::Stats(s)) => Reply::json(&q, json::to_go_json(&s)),
-                    Ok(subsz::SubszReply::List(s)) => Reply::json(&q, json::to_go_json(&s)),
-                    Err(m) => Reply::bad_request(m),
-                }
+                self.reply(Report::Subsz, &q)
             }
             b"/jsz" => {
                 self.count("/jsz");
-                match jsz::jsz(&self.shared, self.jetstream.as_deref(), &q) {
-                    Ok(j) => Reply::json(&q, json::to_go_json(&j)),
-                    Err(m) => Reply::bad_request(m),
-                }
+                self.reply(Report::Jsz, &q)
             }
             b"/healthz" => {
                 self.count("/healthz");
-                for flag in ["js-enabled", "js-enabled-only", "js-server-only"] {
-                    if let Err(m) = query::decode_bool(&q, flag) {
-                        return Reply::bad_request(m);
-                    }
-                }
-                // Compact, as nats-server marshals this one.
-                let body = serde_json::to_vec(&varz::Health { status: "ok" })
-                    .unwrap_or_else(|_| b"{\"status\":\"ok\"}".to_vec());
-                Reply::json(&q, body)
+                self.reply(Report::Healthz, &q)
+            }
+            b"/accountz" => {
+                self.count("/accountz");
+                self.reply(Report::Accountz, &q)
             }
             b"/metrics" => {
-                let (requests, cpu) = self.count_and_sample("/metrics");
+                let (requests, cpu) = self.sample(Some("/metrics"));
                 let mem = process::resident_memory();
                 Reply {
                     status: 200,
@@ -475,6 +631,61 @@ impl Handler {
             _ => Reply::not_found(),
         }
     }
+}
+
+/// The system account's `STATSZ` (nats-server's `ServerStats`), in its field order.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Statsz {
+    /// When the server started.
+    pub start: GoTime,
+    /// Resident memory, bytes.
+    pub mem: u64,
+    /// CPU cores.
+    pub cores: usize,
+    /// CPU use, percent of one core.
+    #[serde(serialize_with = "json::go_float")]
+    pub cpu: f64,
+    /// Open client connections.
+    pub connections: usize,
+    /// Client connections accepted since start.
+    pub total_connections: u64,
+    /// Accounts with at least one client.
+    pub active_accounts: usize,
+    /// Subscriptions.
+    pub subscriptions: usize,
+    /// Messages and bytes delivered.
+    pub sent: DataStats,
+    /// Messages and bytes received.
+    pub received: DataStats,
+    /// Clients closed as slow consumers.
+    pub slow_consumers: u64,
+    /// Each route's traffic (omitted without routes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteStat>,
+    /// Servers known: this one and one per route.
+    pub active_servers: usize,
+}
+
+/// Messages and bytes (nats-server's `DataStats`).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct DataStats {
+    /// Messages.
+    pub msgs: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// One route's traffic in `STATSZ` (nats-server's `RouteStat`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RouteStat {
+    /// The route's connection id.
+    pub rid: u64,
+    /// Sent to it.
+    pub sent: DataStats,
+    /// Received from it.
+    pub received: DataStats,
+    /// Bytes queued to it.
+    pub pending: usize,
 }
 
 #[cfg(test)]

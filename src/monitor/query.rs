@@ -53,6 +53,21 @@ impl Query {
         Query { pairs }
     }
 
+    /// A query made of `key=value` pairs as given (already decoded): the options of a
+    /// report asked for over NATS, which come as JSON.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> Query {
+        Query {
+            pairs: pairs
+                .into_iter()
+                .map(|(key, text)| Param {
+                    key,
+                    text,
+                    raw: None,
+                })
+                .collect(),
+        }
+    }
+
     fn find(&self, key: &str) -> Option<&Param> {
         self.pairs.iter().find(|p| p.key == key)
     }

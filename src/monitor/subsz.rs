@@ -125,7 +125,7 @@ pub fn subsz(shared: &Shared, q: &Query) -> Result<SubszReply, String> {
     // Collect the subscriptions (the sublist's shard locks are held only while cloning the
     // `Arc`s), then describe them with no lock held.
     let mut subs: Vec<Arc<Subscription>> = Vec::new();
-    for a in shared.accounts.iter().filter(|a| wanted(a)) {
+    for a in shared.accounts.list().iter().filter(|a| wanted(a)) {
         a.sublist.for_each(|s| {
             if test.is_empty() || subject_matches(test, &s.subject) {
                 subs.push(s.clone());

@@ -1,9 +1,9 @@
 //! `GET /varz`: the server's settings and counters (nats-server's `Varz`), and the small
 //! `/routez` and `/healthz` documents.
 //!
-//! Field names, order and formats are nats-server 2.9.10's. beaver leaves out `go` and
-//! `gomaxprocs` (there is no Go runtime) and `system_account` (beaver has no system
-//! account), and adds `beaver_version`. The sections for features beaver does not have
+//! Field names, order and formats are nats-server 2.9.10's. beaver leaves out `gomaxprocs`
+//! (there is no Go runtime; `go` is the compiler's version), shows `system_account` only
+//! when there is one (nats-server always has `$SYS`), and adds `beaver_version`. The sections for features beaver does not have
 //! (`gateway`, `leaf`, `mqtt`) are empty objects, as nats-server shows them when those
 //! features are off; so are `cluster`, `websocket` and `jetstream` when off.
 
@@ -213,6 +213,15 @@ pub struct Varz {
     pub http_req_stats: BTreeMap<&'static str, u64>,
     /// When the configuration was loaded (the start; there is no reload yet).
     pub config_load_time: GoTime,
+    /// Operator mode: the trusted operators' JWTs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trusted_operators_jwt: Vec<String>,
+    /// Operator mode: the trusted operators' claims, decoded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trusted_operators_claim: Vec<serde_json::Value>,
+    /// The system account, when there is one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub system_account: String,
     /// beaver's own version.
     pub beaver_version: &'static str,
 }
@@ -254,8 +263,8 @@ pub fn varz(
         go: crate::protocol::RUNTIME_VERSION,
         host: config.host.clone(),
         port: shared.local_addr.port(),
-        auth_required: shared.auth.required(),
-        tls_required: shared.tls.is_some(),
+        auth_required: shared.auth().required(),
+        tls_required: shared.tls().is_some(),
         tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
         max_connections: match config.max_connections {
             0 => 64 * 1024,
@@ -268,7 +277,7 @@ pub fn varz(
         http_port: config.http_port,
         http_base_path: "",
         https_port: 0,
-        auth_timeout: shared.auth.timeout().as_secs_f64(),
+        auth_timeout: shared.auth().timeout().as_secs_f64(),
         max_control_line: config.max_control_line,
         max_payload: config.max_payload,
         max_pending: config.max_pending,
@@ -301,6 +310,16 @@ pub fn varz(
         subscriptions: totals.subscriptions,
         http_req_stats: extras.http_req_stats,
         config_load_time: GoTime(shared.config_load_time()),
+        trusted_operators_jwt: config.operators.clone(),
+        trusted_operators_claim: config
+            .operators
+            .iter()
+            .filter_map(|t| crate::jwt::claims_json(t))
+            .collect(),
+        system_account: config
+            .system_account_name()
+            .filter(|name| shared.accounts.get(name).is_some())
+            .unwrap_or_default(),
         beaver_version: VERSION,
     }
 }

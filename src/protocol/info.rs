@@ -7,7 +7,7 @@
 //! and `\f`. `GoFormatter` reproduces that, so a server name such as `x<&>y` appears as
 //! `"x\u003c\u0026\u003ey"`, as nats-server sends it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 use std::io;
 
@@ -23,7 +23,7 @@ pub const RUNTIME_VERSION: &str = env!("BEAVER_RUSTC_VERSION");
 
 /// The `INFO` fields, in nats-server's order. Every field nats-server 2.9.10 sends to a
 /// client is here, except those of features beaver does not have (`git_commit`,
-/// `tls_available`, `jetstream`, `ip`, `nonce`, `domain`, `ws_connect_urls`), which
+/// `tls_available`, `ip`, `domain`, `ws_connect_urls`), which
 /// nats-server omits too when they are off. Serialised once per connection.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerInfo {
@@ -63,6 +63,10 @@ pub struct ServerInfo {
     pub client_id: u64,
     /// This connection's remote IP address.
     pub client_ip: String,
+    /// The challenge an nkey user signs (`sig` in `CONNECT`): on the first `INFO` of a
+    /// connection, when nkey users are configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
     /// The cluster's name, when clustering.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<String>,
@@ -160,6 +164,19 @@ pub fn generate_server_id() -> String {
     id
 }
 
+/// Allowed and denied subjects in a route `INFO` (nats-server's `SubjectPermission`, whose
+/// JSON leaves out an empty list).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SubjectPermission {
+    /// Subjects allowed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Subjects denied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +199,7 @@ mod tests {
             jetstream: false,
             client_id: 7,
             client_ip: "127.0.0.1".into(),
+            nonce: None,
             cluster: None,
             connect_urls: Vec::new(),
             ldm: false,
@@ -216,6 +234,7 @@ mod tests {
             jetstream: false,
             client_id: 1,
             client_ip: "127.0.0.1".into(),
+            nonce: None,
             cluster: None,
             connect_urls: Vec::new(),
             ldm: false,

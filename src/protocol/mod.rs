@@ -9,6 +9,7 @@ mod connect;
 mod info;
 pub mod leaf;
 mod msg;
+mod nesting;
 mod parser;
 mod quote;
 mod redact;
@@ -18,6 +19,7 @@ pub use connect::{ConnectError, ConnectOptions};
 pub use info::{generate_server_id, ServerInfo, NATS_VERSION, RUNTIME_VERSION};
 pub(crate) use info::{go_write_char_escape, go_write_string_fragment, GoFormatter as GoJson};
 pub use msg::{write_msg_line, MsgLine};
+pub use nesting::json_nesting_depth;
 pub use parser::{parse_size, ClientOp, ParseError, Parser, PubLine, Publish, Step};
 pub use quote::go_quote;
 pub use redact::redact_secrets;
@@ -56,6 +58,17 @@ pub mod err {
     pub const STALE_CONNECTION: &[u8] = b"-ERR 'Stale Connection'\r\n";
     /// One connection over `max_connections`. Closes.
     pub const MAX_CONNECTIONS: &[u8] = b"-ERR 'maximum connections exceeded'\r\n";
+    /// Over the account JWT's connection limit (nats-server's
+    /// `ErrTooManyAccountConnections`); the connection is closed.
+    pub const MAX_ACCOUNT_CONNECTIONS: &[u8] =
+        b"-ERR 'maximum account active connections exceeded'\r\n";
+    /// A new account JWT revoked the connected user (nats-server's
+    /// `updateAccountClaimsWithRefresh`). Closes.
+    pub const AUTHENTICATION_REVOKED: &[u8] = b"-ERR 'User Authentication Revoked'\r\n";
+    /// The user's JWT expired while connected (nats-server's `authExpired`); closed.
+    pub const AUTHENTICATION_EXPIRED: &[u8] = b"-ERR 'User Authentication Expired'\r\n";
+    /// The account's JWT expired while its client was connected; closed.
+    pub const ACCOUNT_AUTHENTICATION_EXPIRED: &[u8] = b"-ERR 'Account Authentication Expired'\r\n";
     /// A `SUB` over `max_subscriptions`. The connection stays open.
     pub const MAX_SUBSCRIPTIONS: &[u8] = b"-ERR 'maximum subscriptions exceeded'\r\n";
 }

@@ -13,6 +13,7 @@
 //!
 //! Parsing borrows from the reader's buffer, as the client parser does: nothing is copied.
 
+pub use super::info::SubjectPermission;
 use memchr::memchr;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -43,6 +44,10 @@ pub struct RouteInfo {
     /// Routes must use TLS.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub tls_required: bool,
+    /// Routes' certificates are verified (nats-server sets it with `tls_required`: routes
+    /// always use mutual TLS).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tls_verify: bool,
     /// Its `max_payload`.
     pub max_payload: i64,
     /// Where to dial it (`nats-route://HOST:PORT/`): its `cluster_advertise`, or, in gossip,
@@ -61,6 +66,12 @@ pub struct RouteInfo {
     /// It is going away (lame-duck mode).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ldm: bool,
+    /// Its cluster `import` permission (informative: each server applies its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub import: Option<SubjectPermission>,
+    /// Its cluster `export` permission (informative, as `import`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub export: Option<SubjectPermission>,
     /// It understands `LS+` (leaf origin cluster); nats-server 2.9 sets it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lnoc: bool,

@@ -15,6 +15,7 @@
 
 use super::link::{Link, Reader};
 use super::{Node, Remote, Route, Routes};
+use crate::client::tls::HandshakeError;
 use crate::client::{Client, Subscription};
 use crate::close::CloseReason;
 use crate::delivery::{deliver_message, DeliveryContext, Message, Origin, Outbox};
@@ -105,6 +106,22 @@ pub(crate) fn run(
             };
         }
     };
+    // TLS (`cluster.tls`): the handshake comes first, before `INFO` (nats-server's order
+    // for routes, unlike clients'); we are its server side if the route was accepted.
+    let dialed_host = dialed.as_ref().map(|d| {
+        crate::config::parse_route_url(&d.url).map_or_else(|_| d.url.clone(), |(_, h, _)| h)
+    });
+    let tls = match routes.tls_session(dialed_host.as_deref()) {
+        Ok(tls) => tls,
+        Err(e) => {
+            log::error!("{addr} - TLS route handshake error: {e}");
+            return Ended {
+                reason: CloseReason::TlsHandshakeError,
+                remote_id: String::new(),
+                to_self: false,
+            };
+        }
+    };
     let config = shared.config();
     let client = Arc::new(
         Client::new(
@@ -114,7 +131,7 @@ pub(crate) fn run(
             shared.doorbell.clone(),
             config.max_pending,
             shared.registry.departed().clone(),
-            None,
+            tls,
             // A route carries every account; its `Client` account is only a placeholder
             // (each remote subscription names its own).
             shared.accounts.global().clone(),
@@ -155,6 +172,13 @@ pub(crate) fn run(
         connect_deadline: Instant::now() + auth_timeout,
         to_self: false,
     };
+    if conn.route.client.tls.is_some() {
+        if let Err(reason) = conn.tls_handshake(dialed.is_some()) {
+            return conn.finish(reason);
+        }
+        // nats-server starts the authentication timer after the handshake.
+        conn.connect_deadline = Instant::now() + auth_timeout;
+    }
     let p = conn.route.client.log_prefix();
     if let Some(d) = &dialed {
         conn.send_connect(d);
@@ -231,6 +255,38 @@ impl RouteConn<'_> {
         self.route.client.log_prefix()
     }
 
+    /// The TLS handshake of a route (`solicit`: we dialled it, so we are the TLS client),
+    /// on this thread, before anything else is sent, bounded by `cluster.tls.timeout`;
+    /// logged in nats-server's words. The writers leave the session alone until it is
+    /// done.
+    fn tls_handshake(&mut self, solicit: bool) -> Result<(), CloseReason> {
+        let p = self.prefix();
+        let side = if solicit { "client" } else { "server" };
+        log::debug!("{p} - Starting TLS route {side} handshake");
+        let deadline = Instant::now() + self.routes.tls_timeout();
+        match crate::client::tls::handshake(&self.route.client, &self.link.socket, deadline) {
+            Ok(scratch) => self.link.tls_ready(scratch),
+            Err(HandshakeError::Timeout) => {
+                log::error!("{p} - TLS route handshake error: i/o timeout");
+                log::error!("{p} - TLS handshake timeout");
+                return Err(CloseReason::TlsHandshakeError);
+            }
+            Err(HandshakeError::Failed(what)) => {
+                log::error!("{p} - TLS route handshake error: {what}");
+                return Err(CloseReason::TlsHandshakeError);
+            }
+        }
+        let (version, cipher) = crate::client::tls::negotiated(&self.route.client);
+        log::debug!("{p} - TLS handshake complete");
+        log::debug!("{p} - TLS version {version}, cipher suite {cipher}");
+        self.route.client.set_tls_info(version, cipher);
+        // The PING timer starts after the handshake, as nats-server's; the socket's read
+        // timeout was the handshake's.
+        self.link.next_ping = Instant::now() + FIRST_PING;
+        let _ = self.link.socket.set_read_timeout(FIRST_PING);
+        Ok(())
+    }
+
     /// Our route `INFO`.
     fn info(&self) -> RouteInfo {
         let cfg = &self.routes.config;
@@ -264,12 +320,23 @@ impl RouteConn<'_> {
             port,
             headers: true,
             auth_required: cfg.authorization.is_some(),
-            tls_required: false,
+            tls_required: self.routes.tls_required(),
+            tls_verify: self.routes.tls_required(),
             max_payload: config.max_payload as i64,
             cluster: self.routes.name(),
             cluster_dynamic: self.routes.is_dynamic(),
             connect_urls: self.routes.client_urls.clone(),
             ldm: false,
+            import: cfg
+                .permissions
+                .as_ref()
+                .and_then(|p| p.import.as_ref())
+                .map(info_permission),
+            export: cfg
+                .permissions
+                .as_ref()
+                .and_then(|p| p.export.as_ref())
+                .map(info_permission),
             lnoc: true,
         }
     }
@@ -309,7 +376,7 @@ impl RouteConn<'_> {
             pedantic: false,
             user,
             pass,
-            tls_required: false,
+            tls_required: self.routes.tls_required(),
             headers: true,
             name: self.shared.server_id.clone(),
             cluster: self.routes.name(),
@@ -510,6 +577,21 @@ impl RouteConn<'_> {
             );
             return;
         };
+        // The cluster's `export` permission (nats-server's `canExport`): interest it does not
+        // allow is ignored; a wildcard interest covering a denied subject is taken, its
+        // messages on denied subjects filtered out.
+        let mut deny = None;
+        if let Some(perms) = self.routes.permissions() {
+            if !perms.can_subscribe(subject, None) {
+                log::debug!(
+                    "{} - Can not export {:?}, ignoring remote subscription request",
+                    self.prefix(),
+                    String::from_utf8_lossy(subject)
+                );
+                return;
+            }
+            deny = perms.delivery_filter(subject);
+        }
         let key: super::InterestKey =
             (account.into(), subject.into(), queue.map(|(q, _)| q.into()));
         let mut subs = self.route.subs.lock();
@@ -518,13 +600,16 @@ impl RouteConn<'_> {
             entry.1 = queue.map_or(1, |(_, w)| w);
             return;
         }
-        let sub = Arc::new(Subscription::new(
-            self.route.client.clone(),
-            acc.clone(),
-            subject,
-            queue.map(|(q, _)| q),
-            b"",
-        ));
+        let sub = Arc::new(
+            Subscription::new(
+                self.route.client.clone(),
+                acc.clone(),
+                subject,
+                queue.map(|(q, _)| q),
+                b"",
+            )
+            .with_delivery_filter(deny),
+        );
         // Lock order: the route's subs map, then the sublist's locks (as a client's sid
         // map); the table lock is not taken here.
         match acc.sublist.insert(sub.clone()) {
@@ -590,7 +675,7 @@ impl RouteConn<'_> {
         };
         // The account's own match cache: a cache is only valid against one sublist's
         // generations.
-        let i = match self.caches.iter().position(|(a, _)| Arc::ptr_eq(a, acc)) {
+        let i = match self.caches.iter().position(|(a, _)| Arc::ptr_eq(a, &acc)) {
             Some(i) => i,
             None => {
                 let cache = MatchCache::new(crate::subjects::MATCH_CACHE_CAPACITY);
@@ -634,6 +719,14 @@ impl RouteConn<'_> {
             remote_id: self.route.remote_id(),
             to_self: self.to_self,
         }
+    }
+}
+
+/// A configured permission as the route `INFO` shows it.
+fn info_permission(p: &crate::config::SubjectPermission) -> protocol::SubjectPermission {
+    protocol::SubjectPermission {
+        allow: p.allow.clone(),
+        deny: p.deny.clone(),
     }
 }
 

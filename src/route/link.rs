@@ -37,6 +37,9 @@ pub(crate) struct Link {
     /// Messages and bytes received since the counters were last published.
     in_msgs: u64,
     in_bytes: u64,
+    /// TLS (a route's `cluster.tls`): ciphertext read from the socket, before decryption;
+    /// empty without TLS.
+    tls_in: Vec<u8>,
 }
 
 /// A server-to-server connection's reader, as [`run`] drives it: what its protocol does
@@ -179,7 +182,14 @@ impl Link {
             next_ping: first_ping,
             in_msgs: 0,
             in_bytes: 0,
+            tls_in: Vec::new(),
         }
+    }
+
+    /// The TLS handshake is over: `scratch` is its read buffer, kept for the ciphertext of
+    /// the reads after it.
+    pub(crate) fn tls_ready(&mut self, scratch: Vec<u8>) {
+        self.tls_in = scratch;
     }
 
     /// One blocking read (bounded by the socket's read timeout). `Ok(Some(chunk))`: the
@@ -188,10 +198,20 @@ impl Link {
     /// arriving: reads go straight towards its end, without parsing or copying the partial
     /// message again); `Err`: the connection ended, and why.
     pub(crate) fn read(&mut self) -> Result<Option<Bytes>, CloseReason> {
-        match self
-            .buf
-            .read_from(&self.socket, (self.need > 0).then_some(self.need))
-        {
+        let need = (self.need > 0).then_some(self.need);
+        let read = if self.client.tls.is_some() {
+            let want = self.buf.want(need);
+            crate::client::tls::read_plaintext(
+                &self.client,
+                &self.socket,
+                &mut self.buf,
+                want,
+                &mut self.tls_in,
+            )
+        } else {
+            self.buf.read_from(&self.socket, need)
+        };
+        match read {
             Ok(0) => Err(self
                 .client
                 .close_reason()

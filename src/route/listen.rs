@@ -38,14 +38,61 @@ pub fn start(
     let handle = AcceptLoop::spawn("beaver-routes", ROUTE_STACK, listener, move |l| {
         accept_loop(&n, l)
     })?;
-    for url in routes.config.routes.clone() {
-        let n = node.clone();
-        std::thread::Builder::new()
-            .name("beaver-route-dial".into())
-            .stack_size(ROUTE_STACK)
-            .spawn(move || dial_configured(&n, &url))?;
+    for url in routes.configured() {
+        solicit(&node, url)?;
     }
     Ok(handle)
+}
+
+/// Starts a dialer for the configured route `url`, unless one still runs (a reload removed
+/// the URL and added it back before the dialer ended: it carries on).
+fn solicit(node: &Node, url: String) -> std::io::Result<()> {
+    {
+        let mut dialers = node.routes.dialers.lock();
+        if dialers.contains(&url) {
+            return Ok(());
+        }
+        dialers.push(url.clone());
+    }
+    let n = node.clone();
+    let spawned = std::thread::Builder::new()
+        .name("beaver-route-dial".into())
+        .stack_size(ROUTE_STACK)
+        .spawn({
+            let url = url.clone();
+            move || dial_configured(&n, &url)
+        });
+    if let Err(e) = spawned {
+        node.routes.dialers.lock().retain(|u| *u != url);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Whether the dialer of `url` goes on: not when the server stops or a reload removed the
+/// URL. Decided under the dialers' lock, so that a reload adding the URL back either sees
+/// this dialer still listed (and starts none) or sees it gone (and starts one).
+fn keeps_dialing(node: &Node, url: &str) -> bool {
+    let mut dialers = node.routes.dialers.lock();
+    if !is_stopping(node) && node.routes.is_configured(url) {
+        return true;
+    }
+    dialers.retain(|u| u != url);
+    false
+}
+
+/// A reload's new `cluster.routes`: dials the routes added, closes those removed (see
+/// [`Routes::reconfigure`]).
+pub fn reconfigure(shared: &Arc<Shared>, routes: &Arc<Routes>, urls: &[String]) {
+    let node = Node {
+        shared: shared.clone(),
+        routes: routes.clone(),
+    };
+    for url in routes.reconfigure(urls) {
+        if let Err(e) = solicit(&node, url) {
+            log::error!("Error starting route thread: {e}");
+        }
+    }
 }
 
 fn accept_loop(node: &Node, listener: &TcpListener) {
@@ -140,11 +187,13 @@ fn dial_configured(node: &Node, url: &str) {
         Ok((c, h, p)) if p > 0 => (c, h, p as u16),
         _ => {
             log::error!("Error parsing route URL {url:?}");
+            node.routes.dialers.lock().retain(|u| u != url);
             return;
         }
     };
     let mut attempts: u64 = 0;
-    while !is_stopping(node) {
+    // A reload that removes the URL ends the dialer (checked again after each pause).
+    while keeps_dialing(node, url) {
         log::debug!("Trying to connect to route on {host}:{port}");
         match dial(&host, port) {
             Err(e) => {
@@ -172,6 +221,7 @@ fn dial_configured(node: &Node, url: &str) {
                     }),
                 );
                 if ended.to_self {
+                    node.routes.dialers.lock().retain(|u| u != url);
                     return;
                 }
                 if ended.reason == CloseReason::DuplicateRoute {
@@ -200,7 +250,7 @@ pub(crate) fn implicit_route(node: &Node, info: &RouteInfo) {
         return;
     }
     let hp = crate::listen::join_host_port(&info.host, info.port).to_ascii_lowercase();
-    let configured = routes.config.routes.iter().any(|u| {
+    let configured = routes.configured().iter().any(|u| {
         crate::config::parse_route_url(u)
             .map(|(_, h, p)| {
                 crate::listen::join_host_port(&h, p.max(0) as u16).to_ascii_lowercase() == hp

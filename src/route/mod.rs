@@ -39,6 +39,8 @@ pub mod conn;
 pub(crate) mod link;
 pub mod listen;
 
+use crate::auth::tls::RouteTlsConfig;
+use crate::auth::Permissions;
 use crate::client::Account;
 use crate::client::{Client, Subscription};
 use crate::close::CloseReason;
@@ -57,7 +59,7 @@ pub use crate::account::GLOBAL_ACCOUNT;
 /// The account named `account` on the wire, `None` for an account this server does not
 /// have (nats-server ignores routed interest and messages for those: e.g. its own `$SYS`).
 #[inline]
-pub fn account_for<'a>(shared: &'a Shared, account: &[u8]) -> Option<&'a Arc<Account>> {
+pub fn account_for(shared: &Shared, account: &[u8]) -> Option<Arc<Account>> {
     std::str::from_utf8(account)
         .ok()
         .and_then(|name| shared.accounts.get(name))
@@ -147,8 +149,24 @@ pub struct Routes {
     /// Servers an implicit-route thread is dialing (by id), so gossip repeated by several
     /// routes starts one dialer.
     pub(crate) dialing: Mutex<Vec<String>>,
+    /// The configured URLs that have a dialer: a reload that removes a URL and adds it
+    /// back before its dialer noticed keeps that dialer rather than starting a second one.
+    /// Taken before `configured` when both are (the dialer's decision to end).
+    pub(crate) dialers: Mutex<Vec<String>>,
+    /// The configured route URLs in force (`cluster.routes`): set at start, changed by a
+    /// reload ([`Routes::reconfigure`]). A dialer stops when its URL leaves it. A leaf lock.
+    configured: Mutex<Vec<String>>,
     /// The server's batch pool, for the interest lines queued to routes.
     pool: Arc<BatchPool>,
+    /// TLS on routes (`cluster.tls`): both sides' rustls configurations; `None`: plain text.
+    tls: Option<RouteTlsConfig>,
+    /// The name a dialled route's certificate must carry when its URL has an IP address
+    /// (nats-server's `routeTLSName`): the host name of the first configured route that has
+    /// one; without it, the IP address itself.
+    tls_name: Option<String>,
+    /// The cluster's `permissions`, compiled as a user's are (nats-server's way: `import` is
+    /// the publish side, `export` the subscribe side); `None`: everything crosses.
+    perms: Option<Permissions>,
 }
 
 /// What every route thread needs: the server's shared state and the cluster's.
@@ -162,12 +180,37 @@ impl Routes {
     /// Cluster state for `config`, listening on `listen_addr`; `client_addr` is the bound
     /// client address (its URLs are advertised to other servers); `pool` is the server's
     /// batch pool.
+    ///
+    /// Errors: the `cluster.tls` files cannot be loaded (the message names the key and
+    /// file).
     pub fn new(
         config: Cluster,
         listen_addr: SocketAddr,
         client_addr: SocketAddr,
         pool: Arc<BatchPool>,
-    ) -> Routes {
+    ) -> Result<Routes, String> {
+        let tls = match &config.tls {
+            Some(t) => {
+                if t.insecure {
+                    // nats-server's warning.
+                    log::warn!(
+                        "TLS certificate chain and hostname of solicited routes will not be \
+                         verified. DO NOT USE IN PRODUCTION!"
+                    );
+                }
+                Some(crate::auth::tls::route_configs(t)?)
+            }
+            None => None,
+        };
+        let configured = config.routes.clone();
+        let tls_name = config.routes.iter().find_map(|u| {
+            let (_, host, _) = crate::config::parse_route_url(u).ok()?;
+            host.parse::<std::net::IpAddr>().is_err().then_some(host)
+        });
+        let perms = config
+            .permissions
+            .as_ref()
+            .map(|p| Permissions::new(&p.as_user_permissions()));
         let (name, dynamic) = match &config.name {
             Some(n) => (n.clone(), false),
             None => (
@@ -178,7 +221,7 @@ impl Routes {
         // As nats-server: an unspecified client host advertises the interfaces' global
         // unicast addresses (loopback only if that is all there is).
         let client_urls = crate::listen::advertised_host_ports(client_addr);
-        Routes {
+        Ok(Routes {
             config,
             table: Mutex::new(Table::default()),
             name: RwLock::new(ClusterName { name, dynamic }),
@@ -186,8 +229,72 @@ impl Routes {
             client_urls,
             stopping: AtomicBool::new(false),
             dialing: Mutex::new(Vec::new()),
+            dialers: Mutex::new(Vec::new()),
+            configured: Mutex::new(configured),
             pool,
-        }
+            tls,
+            tls_name,
+            perms,
+        })
+    }
+
+    /// A new route connection's TLS session, if routes use TLS: the server side for an
+    /// accepted route (`dialed_host` `None`), the client side for one we dial, expecting a
+    /// certificate for `dialed_host` (or for [`Routes::tls_name`] when that is an IP
+    /// address, as nats-server).
+    pub(crate) fn tls_session(
+        &self,
+        dialed_host: Option<&str>,
+    ) -> Result<Option<rustls::Connection>, String> {
+        let Some(tls) = &self.tls else {
+            return Ok(None);
+        };
+        let mut session = match dialed_host {
+            None => rustls::Connection::Server(
+                rustls::ServerConnection::new(tls.server.clone()).map_err(|e| e.to_string())?,
+            ),
+            Some(host) => {
+                let host = match &self.tls_name {
+                    Some(name) if host.parse::<std::net::IpAddr>().is_ok() => name.as_str(),
+                    _ => host,
+                };
+                let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+                    .map_err(|e| format!("{host:?}: {e}"))?;
+                rustls::Connection::Client(
+                    rustls::ClientConnection::new(tls.client.clone(), name)
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+        };
+        // The writer bounds what it hands over (one gather at a time); rustls must take all
+        // of it.
+        session.set_buffer_limit(None);
+        Ok(Some(session))
+    }
+
+    /// Whether routes use TLS.
+    pub fn tls_required(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The longest TLS handshake of a route (`cluster.tls.timeout`, default 2 s).
+    pub(crate) fn tls_timeout(&self) -> std::time::Duration {
+        self.config
+            .tls
+            .as_ref()
+            .map_or(crate::config::DEFAULT_TLS_TIMEOUT, |t| {
+                t.tls.effective_timeout()
+            })
+    }
+
+    /// The cluster's permissions, if any (see the `perms` field).
+    pub(crate) fn permissions(&self) -> Option<&Permissions> {
+        self.perms.as_ref()
+    }
+
+    /// Whether local interest in `subject` is sent to routes (nats-server's `canImport`).
+    fn can_import(&self, subject: &[u8]) -> bool {
+        self.perms.as_ref().is_none_or(|p| p.can_publish(subject))
     }
 
     /// The cluster name.
@@ -345,6 +452,11 @@ impl Routes {
         let mut buf = Vec::new();
         let mut table = self.table.lock();
         for sub in changes {
+            if !self.can_import(&sub.subject) {
+                // Not imported: never counted, so never announced (not even to a route
+                // that registers later).
+                continue;
+            }
             let key: InterestKey = (
                 sub.account.name.as_bytes().into(),
                 sub.subject.clone(),
@@ -373,6 +485,46 @@ impl Routes {
             batch.push(&buf);
             r.client.enqueue(batch, &self.pool);
         }
+    }
+
+    /// Whether `url` is one of the configured routes in force.
+    pub fn is_configured(&self, url: &str) -> bool {
+        self.configured.lock().iter().any(|u| u == url)
+    }
+
+    /// The configured routes in force.
+    pub fn configured(&self) -> Vec<String> {
+        self.configured.lock().clone()
+    }
+
+    /// A reload's new `cluster.routes` (nats-server's `routesOption`): returns the URLs
+    /// added, for the caller to dial, after closing the connections dialled to the URLs
+    /// removed (`Route Removed`, not redialled: their dialers see the URL gone).
+    pub fn reconfigure(&self, routes: &[String]) -> Vec<String> {
+        let (added, removed) = {
+            let mut configured = self.configured.lock();
+            let added: Vec<String> = routes
+                .iter()
+                .filter(|u| !configured.contains(u))
+                .cloned()
+                .collect();
+            let removed: Vec<String> = configured
+                .iter()
+                .filter(|u| !routes.contains(u))
+                .cloned()
+                .collect();
+            *configured = routes.to_vec();
+            (added, removed)
+        };
+        for url in &removed {
+            for r in self.all() {
+                if r.url.as_deref() == Some(url.as_str()) {
+                    r.client.close(CloseReason::RouteRemoved);
+                }
+            }
+            log::info!("Removed route {url}");
+        }
+        added
     }
 
     /// Closes every route connection (shutdown).
@@ -441,6 +593,7 @@ mod tests {
             addr,
             Arc::new(BatchPool::default()),
         )
+        .expect("routes without TLS")
     }
 
     /// Routes arriving together with different configured names: a made-up name is given

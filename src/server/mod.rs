@@ -76,6 +76,7 @@ fn websocket_authenticator(
             password: a.password,
             token: a.token,
             users: Vec::new(),
+            nkeys: Vec::new(),
             timeout,
         });
         c.no_auth_user = None;
@@ -109,6 +110,11 @@ pub struct Server {
     jetstream: Option<Arc<JetStream>>,
     /// Without JetStream, in a cluster: clients' API requests to the nodes that have it.
     _js_forward: Option<Arc<crate::jetstream::forward::Forwarder>>,
+    /// The system account's request subjects, when there is a system account.
+    _system: Option<Arc<crate::system::System>>,
+    /// The bridges of the accounts' imports, when there are any; replaced by a reload that
+    /// changes them, or a pushed account JWT. A leaf lock, held while they are rebuilt.
+    imports: Arc<parking_lot::Mutex<Option<Arc<crate::imports::Imports>>>>,
 }
 
 /// Why [`Server::start`] failed.
@@ -143,7 +149,36 @@ impl From<io::Error> for StartError {
     }
 }
 
+/// Replaces the accounts' import bridges with those of the accounts now configured (or,
+/// in operator mode, trusted).
+fn restart_imports(
+    shared: &Arc<Shared>,
+    imports: &parking_lot::Mutex<Option<Arc<crate::imports::Imports>>>,
+) {
+    let mut imports = imports.lock();
+    let old = imports.take();
+    if let Some(old) = &old {
+        old.stop(shared);
+    }
+    *imports = crate::imports::Imports::start(shared, old.as_deref());
+}
+
 impl Server {
+    /// Applies what a reload changed beyond the configuration and the authentication
+    /// (`crate::reload` did those): JetStream in the accounts it added, and the bridges of
+    /// the accounts' exports and imports, rebuilt when they changed.
+    pub fn after_reload(&self, reloaded: &crate::reload::Reloaded) {
+        if let Some(js) = &self.jetstream {
+            js.add_new_accounts(&self.shared);
+        }
+        if let (Some(urls), Some(routes)) = (&reloaded.routes, &self.routes) {
+            crate::route::listen::reconfigure(&self.shared, routes, urls);
+        }
+        if reloaded.sharing_changed {
+            restart_imports(&self.shared, &self.imports);
+        }
+    }
+
     /// Binds the client port (and the monitoring port when `http_port` is set), and starts
     /// the acceptor, the writer pool and the monitoring acceptor.
     pub fn start(config: Config) -> Result<Server, StartError> {
@@ -160,9 +195,20 @@ impl Server {
                 .accounts
                 .iter()
                 .map(|a| a.name.as_str())
+                // Operator mode: the preloaded accounts, named by their public keys.
+                .chain(config.resolver_preload.iter().map(|(key, _)| key.as_str()))
                 .chain(system),
         );
+        // Built before the system account is looked up: in operator mode the full
+        // resolver's directory adds accounts to the registry.
         let auth = crate::client::Authenticator::new(&config, &accounts);
+        if let Some(system) = config.system_account_name() {
+            if accounts.get(&system).is_some() {
+                log::info!("System account {system:?}: answers $SYS.REQ.SERVER requests");
+            } else {
+                log::warn!("System account {system:?} is not an account: no $SYS services");
+            }
+        }
         if auth.has_plain_passwords() {
             log::warn!("Plaintext passwords detected, use nkeys or bcrypt");
         }
@@ -183,12 +229,10 @@ impl Server {
             Some(l) => {
                 let addr = l.local_addr()?;
                 let cluster = config.cluster.clone().unwrap_or_default();
-                Some(Arc::new(Routes::new(
-                    cluster,
-                    addr,
-                    local_addr,
-                    pool.clone(),
-                )))
+                Some(Arc::new(
+                    Routes::new(cluster, addr, local_addr, pool.clone())
+                        .map_err(StartError::Tls)?,
+                ))
             }
             None => None,
         };
@@ -230,9 +274,10 @@ impl Server {
                     origins,
                     handshake_timeout: ws.effective_handshake_timeout(),
                     compression: ws.compression,
-                    auth: ws
-                        .auth_override()
-                        .then(|| websocket_authenticator(&config, ws, &accounts)),
+                    // In operator mode WebSocket clients log in with JWTs too, through the
+                    // server's authentication (one trust chain, one count per account).
+                    auth: (ws.auth_override() && config.operators.is_empty())
+                        .then(|| Arc::new(websocket_authenticator(&config, ws, &accounts))),
                 });
                 Some((l, context, ws.host.clone()))
             }
@@ -315,6 +360,50 @@ impl Server {
             (None, Some(_)) => crate::jetstream::forward::Forwarder::start(&shared),
             _ => None,
         };
+        // The monitoring reports: served over HTTP (when `http_port` is set) and, to the
+        // system account, over NATS.
+        let reports = Arc::new(crate::monitor::Reports::new(
+            shared.clone(),
+            routes.clone(),
+            leafs.clone(),
+            jetstream.clone(),
+            // The monitoring host as configured (what the listener binds), also when there
+            // is no monitoring port.
+            shared.config().monitor_host().to_owned(),
+        ));
+        let system_services = shared
+            .config()
+            .system_account_name()
+            .and_then(|name| shared.accounts.get(&name))
+            .map(|account| crate::system::System::start(&shared, reports.clone(), account));
+        if let Some(system) = &system_services {
+            shared.set_events(system.clone());
+        }
+        // Imports between accounts: bridged before any client can publish.
+        let imports = Arc::new(parking_lot::Mutex::new(crate::imports::Imports::start(
+            &shared, None,
+        )));
+        {
+            // A pushed account JWT: new accounts get JetStream, and the bridges follow the
+            // accounts' exports and imports. Weak: the hook lives in `Shared`, which must
+            // not keep itself (or JetStream) alive.
+            let (weak, js, imports) = (
+                Arc::downgrade(&shared),
+                jetstream.as_ref().map(Arc::downgrade),
+                imports.clone(),
+            );
+            shared.set_on_accounts_changed(Box::new(move |sharing| {
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                if let Some(js) = js.as_ref().and_then(std::sync::Weak::upgrade) {
+                    js.add_new_accounts(&shared);
+                }
+                if sharing {
+                    restart_imports(&shared, &imports);
+                }
+            }));
+        }
         let acceptor = acceptor::spawn(shared.clone(), listener)?;
         let route_acceptor = match (route_listener, &routes) {
             (Some(l), Some(r)) => {
@@ -373,18 +462,13 @@ impl Server {
             monitor: None,
             jetstream,
             _js_forward: js_forward,
+            _system: system_services,
+            imports,
         };
         // Started after the acceptor, so that `/healthz` answering means clients can connect.
         // (On failure, dropping `server` shuts down what was started.)
         if let Some(l) = monitor_listener {
-            let monitor = Monitor::spawn(
-                l,
-                server.shared.clone(),
-                server.routes.clone(),
-                server.leafs.clone(),
-                server.jetstream.clone(),
-            )
-            .map_err(StartError::Monitor)?;
+            let monitor = Monitor::spawn(l, reports.clone()).map_err(StartError::Monitor)?;
             server.monitor = Some(monitor);
         }
         Ok(server)

@@ -21,6 +21,7 @@ mod connect;
 mod ping;
 mod publish;
 mod subs;
+pub(crate) use subs::apply_permissions;
 mod tls;
 mod trace;
 mod websocket;
@@ -37,7 +38,7 @@ use crate::shared::{Admission, Shared};
 use crate::socket::{ReadBuffer, Socket};
 use crate::subjects::MatchCache;
 use bytes::Bytes;
-use std::io::{self, ErrorKind, Read};
+use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,7 +84,8 @@ impl From<ParseError> for Closing {
 /// Accepts a connection: registers it and starts its reader thread. On failure the
 /// connection is closed and the error returned.
 pub(crate) fn spawn(shared: &Arc<Shared>, stream: TcpStream, addr: SocketAddr) -> io::Result<()> {
-    start(shared, stream, addr, shared.tls.as_ref(), None)
+    let tls = shared.tls();
+    start(shared, stream, addr, tls.as_ref(), None)
 }
 
 /// [`spawn`]'s body: `tls` is the listener's TLS configuration, `ws` the reader's WebSocket
@@ -104,7 +106,7 @@ fn start(
             // The writer bounds what it hands over (one gather at a time); rustls must take
             // all of it.
             session.set_buffer_limit(None);
-            Some(session)
+            Some(rustls::Connection::Server(session))
         }
         None => None,
     };
@@ -203,6 +205,19 @@ struct Connection {
     awaiting_auth: bool,
     /// When an `awaiting_auth` client is closed (`Authentication Timeout`).
     auth_deadline: Instant,
+    /// The nonce its `INFO` carried, when nkey users are configured: what `CONNECT`'s `sig`
+    /// must sign.
+    nonce: Option<crate::auth::Nonce>,
+    /// In operator mode: the user JWT's expiry and limits, and the client's place under its
+    /// account's connection limit (held for as long as the connection).
+    jwt: Option<crate::auth::JwtLogin>,
+    /// When the user's JWT expires: the reader wakes up then and closes the client.
+    auth_expires: Option<Instant>,
+    /// The system account was told this client connected (so it is told when it leaves).
+    announced: bool,
+    /// The authentication generation this reader's permissions come from (see
+    /// `Shared::auth_generation`).
+    auth_generation: u64,
     /// The authorized user's name, for permission violation logs.
     user: String,
     /// The authorized user's permissions; `None` allows everything.
@@ -224,7 +239,9 @@ struct Connection {
 struct Limits {
     max_payload: usize,
     max_control_line: usize,
-    max_subscriptions: usize,
+    /// Most subscriptions of this connection; `None`: no limit (`max_subscriptions` 0, and
+    /// no JWT limit).
+    max_subscriptions: Option<usize>,
     ping_interval: Duration,
     ping_max: u32,
 }
@@ -234,7 +251,7 @@ impl Limits {
         Limits {
             max_payload: config.max_payload,
             max_control_line: config.max_control_line,
-            max_subscriptions: config.max_subscriptions,
+            max_subscriptions: (config.max_subscriptions > 0).then_some(config.max_subscriptions),
             ping_interval: config.ping_interval,
             ping_max: config.effective_ping_max(),
         }
@@ -276,8 +293,13 @@ impl Connection {
             finished: false,
             stall: shared.stall,
             trace: config.trace,
-            awaiting_auth: shared.auth.required(),
-            auth_deadline: Instant::now() + shared.auth.timeout(),
+            awaiting_auth: shared.auth().required(),
+            auth_deadline: Instant::now() + shared.auth().timeout(),
+            nonce: None,
+            jwt: None,
+            auth_expires: None,
+            announced: false,
+            auth_generation: shared.auth_generation(),
             user: String::new(),
             perms: None,
             pub_cache: PubCache::default(),
@@ -340,6 +362,9 @@ impl Connection {
             if let Err(c) = self.check_ping() {
                 return self.fail(c);
             }
+            if let Err(c) = self.check_auth_expiry() {
+                return self.fail(c);
+            }
             self.flush();
             if self.client.is_closing() {
                 // Closed by another thread (slow consumer, shutdown): stop reading.
@@ -379,7 +404,7 @@ impl Connection {
                 // `no_auth_user` if there is one, otherwise refused.
                 let login = match self.auth().no_auth_login() {
                     Some(login) => self.login(login),
-                    None => Err(self.auth_violation(&self.auth().error_message(""))),
+                    None => Err(self.auth_violation(&self.auth().error_message(&self.opts))),
                 };
                 if let Err(c) = login {
                     break Err(c);
@@ -527,16 +552,23 @@ impl Connection {
             return;
         }
         self.config_generation = generation;
+        // The authentication is replaced before the configuration (see `Shared::set_auth`).
+        let auth_generation = self.shared.auth_generation();
+        if auth_generation != self.auth_generation {
+            self.auth_generation = auth_generation;
+            self.reauthenticate();
+        }
         let config = self.shared.config();
         let old_interval = self.limits.ping_interval;
         self.limits = Limits::of(&config);
         self.trace = config.trace;
         self.parser
             .set_limits(self.limits.max_control_line, self.limits.max_payload);
+        self.apply_jwt_limits();
         if self.limits.ping_interval != old_interval && !self.first_ping_pending {
             let now = Instant::now();
             self.next_ping_check = now.checked_add(self.limits.ping_interval).unwrap_or(now);
-            let _ = self.socket.set_read_timeout(self.limits.ping_interval);
+            self.wake_for_ping_timer();
         }
     }
 
@@ -571,6 +603,11 @@ impl Connection {
         // ROUTES: withdraw the interest from the cluster.
         self.shared.interest_removed(&closed);
         let reason = self.client.close_reason().unwrap_or(reason);
+        if self.announced {
+            if let Some(events) = self.shared.events() {
+                events.disconnected(&self.client, reason);
+            }
+        }
         self.shared.registry.depart(&self.client, reason, &subs);
         log::debug!(
             "{} - Client connection closed: {}",

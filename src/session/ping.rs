@@ -19,17 +19,23 @@ impl Connection {
         let delay = first_ping_delay(self.limits.ping_interval);
         self.next_ping_check = Instant::now() + delay;
         self.first_ping_pending = true;
-        let _ = self.socket.set_read_timeout(delay.max(MIN_TIMEOUT));
+        let _ = self.socket.set_read_timeout(self.until_next_timer());
     }
 
     /// Makes the next read wake up when the ping timer is next due (after a shorter
     /// timeout: the authentication timer's, or the TLS handshake's).
     pub(super) fn wake_for_ping_timer(&mut self) {
-        let wait = self
-            .next_ping_check
-            .saturating_duration_since(Instant::now())
-            .max(MIN_TIMEOUT);
-        let _ = self.socket.set_read_timeout(wait);
+        let _ = self.socket.set_read_timeout(self.until_next_timer());
+    }
+
+    /// How long until the reader must wake: the ping timer, or the JWT's expiry if sooner.
+    fn until_next_timer(&self) -> Duration {
+        let due = match self.auth_expires {
+            Some(at) => at.min(self.next_ping_check),
+            None => self.next_ping_check,
+        };
+        due.saturating_duration_since(Instant::now())
+            .max(MIN_TIMEOUT)
     }
 
     pub(super) fn check_ping(&mut self) -> Result<(), Closing> {
@@ -51,7 +57,12 @@ impl Connection {
         if self.first_ping_pending {
             // From now on the reader only needs to wake once per interval.
             self.first_ping_pending = false;
-            let _ = self.socket.set_read_timeout(interval.max(MIN_TIMEOUT));
+            let _ = self.socket.set_read_timeout(self.until_next_timer());
+        }
+        if self.auth_expires.is_some() {
+            // The JWT's expiry may come before the next ping check: wake for whichever is
+            // first (without one, the timeout stays the interval set above).
+            self.wake_for_ping_timer();
         }
         let recent = |t: Instant| now.duration_since(t) < interval;
         let need_rtt = self

@@ -37,7 +37,10 @@ impl Connection {
         self.in_bytes += p.payload.len() as u64;
         if let Some(perms) = &self.perms {
             // One cached lookup per message; nothing allocated once the subject is cached.
-            if perms.restricts_publish() && !self.pub_cache.can_publish(perms, p.subject) {
+            if perms.restricts_publish()
+                && !self.pub_cache.can_publish(perms, p.subject)
+                && !(perms.response().is_some() && self.client.may_respond(p.subject))
+            {
                 self.pub_violation(p.subject);
                 return Ok(());
             }

@@ -19,7 +19,7 @@ impl Connection {
         let limit = self.limits.max_subscriptions;
         let mut subs = self.client.subs.lock();
         // nats-server checks the limit before looking at the sid.
-        if limit > 0 && subs.len() >= limit {
+        if limit.is_some_and(|limit| subs.len() >= limit) {
             drop(subs);
             log::error!(
                 "{} - maximum subscriptions exceeded",
@@ -102,6 +102,17 @@ impl Connection {
         log::error!("{} - {log_text}", self.client.log_prefix());
     }
 
+    /// After the permissions changed (a reload): see [`apply_permissions`], for this
+    /// reader's user and permissions.
+    pub(super) fn prune_subscriptions(&mut self) {
+        apply_permissions(
+            &self.shared,
+            &self.client,
+            self.perms.as_deref(),
+            &self.user,
+        );
+    }
+
     pub(super) fn on_unsub(&mut self, sid: &[u8], max: Option<u64>) {
         self.active = true;
         let sub = self.client.subs.lock().get(sid).cloned();
@@ -116,6 +127,89 @@ impl Connection {
             if now {
                 self.shared.unsubscribe(&sub);
             }
+        }
+    }
+}
+
+/// After a user's permissions changed (a reload), on any thread (the reload's, at once, then
+/// the client's reader when it wakes; whichever comes first does the work): removes the
+/// client's subscriptions `perms` no longer allow, queueing
+/// `-ERR 'Permissions Violation for Subscription to "x" (sid "1")'` to the client and
+/// logging a notice (nats-server's `processSubsOnConfigReload`), and gives each wildcard
+/// subscription whose deny filter changed the new one, by replacing it under the same sid
+/// (its auto-unsubscribe count carried over; the new one is in the table before the old one
+/// leaves, so no message is missed, though one may arrive twice).
+pub(crate) fn apply_permissions(
+    shared: &crate::shared::Shared,
+    client: &Arc<crate::client::Client>,
+    perms: Option<&crate::auth::Permissions>,
+    user: &str,
+) {
+    let subs: Vec<Arc<Subscription>> = client.subs.lock().values().cloned().collect();
+    for sub in subs {
+        if sub.is_closed() {
+            continue;
+        }
+        let (subject, queue) = (&sub.subject, sub.queue.as_deref());
+        if !perms.is_none_or(|p| p.can_subscribe(subject, queue)) {
+            // `close` decides who removes it: the reload's thread or the reader.
+            if !sub.close() {
+                continue;
+            }
+            client.remove_sub_if(&sub.sid, &sub);
+            sub.account.sublist.remove(&sub);
+            shared.interest_removed(&[&sub]);
+            let line = format!(
+                "-ERR 'Permissions Violation for Subscription to {} (sid {})'\r\n",
+                go_quote(subject),
+                go_quote(&sub.sid)
+            );
+            let mut batch = shared.pool.take();
+            batch.push(line.as_bytes());
+            let _ = client.enqueue(batch, &shared.pool);
+            log::info!(
+                "Removed sub {} (sid {}) for User {} - not authorized",
+                go_quote(subject),
+                go_quote(&sub.sid),
+                go_quote(user.as_bytes())
+            );
+            continue;
+        }
+        let deny = perms.and_then(|p| p.delivery_filter(subject));
+        if deny.as_deref() == sub.deny.as_deref() {
+            continue;
+        }
+        let renewed = Arc::new(
+            Subscription::new(
+                client.clone(),
+                sub.account.clone(),
+                subject,
+                queue,
+                &sub.sid,
+            )
+            .with_delivery_filter(deny),
+        );
+        let max = sub.max();
+        if max > 0 && renewed.set_max(max.saturating_sub(sub.delivered())) {
+            // Its limit was reached already: it goes with the old one.
+            continue;
+        }
+        {
+            // Lock order: the client's sid map, then the sublist's (as in `on_sub`). Only if
+            // the old one is still the sid's (the other thread may have renewed it).
+            let mut map = client.subs.lock();
+            if !map.get(&sub.sid).is_some_and(|s| Arc::ptr_eq(s, &sub)) {
+                continue;
+            }
+            if sub.account.sublist.insert(renewed.clone()).is_err() {
+                continue;
+            }
+            map.insert(sub.sid.clone(), renewed.clone());
+        }
+        shared.interest_added(&renewed);
+        if sub.close() {
+            sub.account.sublist.remove(&sub);
+            shared.interest_removed(&[&sub]);
         }
     }
 }

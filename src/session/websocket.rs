@@ -19,7 +19,7 @@ pub struct WebSocketListener {
     pub compression: bool,
     /// The block's own credentials (`authorization`, `no_auth_user`), when it has some:
     /// its clients authenticate with these instead of the server's.
-    pub auth: Option<crate::client::Authenticator>,
+    pub auth: Option<Arc<crate::client::Authenticator>>,
 }
 
 /// The reader's WebSocket state.
@@ -53,11 +53,11 @@ pub(crate) fn spawn_websocket(
 impl Connection {
     /// The authentication this client goes through: its WebSocket listener's own, or the
     /// server's.
-    pub(super) fn auth(&self) -> &crate::client::Authenticator {
-        self.ws
-            .as_ref()
-            .and_then(|w| w.listener.auth.as_ref())
-            .unwrap_or(&self.shared.auth)
+    pub(super) fn auth(&self) -> Arc<crate::client::Authenticator> {
+        match self.ws.as_ref().and_then(|w| w.listener.auth.as_ref()) {
+            Some(own) => own.clone(),
+            None => self.shared.auth(),
+        }
     }
 
     /// Whether this is a WebSocket client.

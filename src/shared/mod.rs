@@ -59,12 +59,41 @@ pub trait Leafnodes: Send + Sync {
     fn traffic(&self) -> Traffic;
 }
 
+/// `n` random letters and digits: the unique part of the server's own reply subjects
+/// (`_R_.<token>.`), not a secret.
+pub fn random_token(n: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    (0..n)
+        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
+        .collect()
+}
+
+/// What the system account hears about clients (nats-server's events), implemented by
+/// `crate::system` when there is a system account. Called on the client's reader thread.
+pub trait Events: Send + Sync {
+    /// A client logged in (its first successful `CONNECT`).
+    fn connected(&self, client: &Client);
+    /// A client that had logged in left, for `reason`.
+    fn disconnected(&self, client: &Client, reason: crate::close::CloseReason);
+    /// A client was refused (`Authorization Violation`); `user` is who it said it was.
+    fn auth_failed(&self, client: &Client, user: &str);
+}
+
 /// State shared by every thread of one server.
 pub struct Shared {
-    /// Client authentication, compiled from `config.authorization`.
-    pub auth: Authenticator,
-    /// The TLS server configuration, when `config.tls` is set.
-    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Client authentication, compiled from `config.authorization` (and the accounts'
+    /// users), replaced by a reload that changes them: read with [`Shared::auth`]. A leaf
+    /// lock, held only to clone or replace the `Arc` (readers take it at `CONNECT`, never
+    /// on the message path).
+    auth: RwLock<Arc<Authenticator>>,
+    /// Bumped (Release) after a reload replaced `auth`; readers load it (Acquire) with the
+    /// configuration generation, and then take their user's new permissions.
+    auth_generation: AtomicU64,
+    /// The TLS server configuration, when `config.tls` is set; replaced by a reload that
+    /// changes certificates (new handshakes use the new one). A leaf lock, as `auth`.
+    tls: RwLock<Option<Arc<rustls::ServerConfig>>>,
+    /// The digest of the TLS files in use (`auth::tls::files_digest`; 0 without TLS).
+    tls_digest: AtomicU64,
     /// When the configuration in use was loaded: the start, then each successful reload
     /// (`/varz` `config_load_time`). A lock only monitoring and reloads take.
     config_load_time: Mutex<SystemTime>,
@@ -109,7 +138,16 @@ pub struct Shared {
     pub cluster: Option<Arc<dyn Cluster>>,
     /// Leafnodes, when `leafnodes` is configured (see [`Leafnodes`]).
     pub leafnodes: Option<Arc<dyn Leafnodes>>,
+    /// The system account's events, once it is running (see [`Events`]).
+    events: std::sync::OnceLock<Arc<dyn Events>>,
+    /// What the server rebuilds when the accounts change while running without a reload
+    /// (an account JWT pushed to the full resolver): set once at start (see
+    /// [`Shared::accounts_changed`]).
+    on_accounts_changed: std::sync::OnceLock<AccountsChanged>,
 }
+
+/// See [`Shared::set_on_accounts_changed`].
+pub type AccountsChanged = Box<dyn Fn(bool) + Send + Sync>;
 
 /// What [`Shared::new`] needs besides the configuration: what the server built first.
 pub struct Parts {
@@ -159,8 +197,15 @@ impl Shared {
             start,
             start_instant: Instant::now(),
             shutting_down: AtomicBool::new(false),
-            auth: parts.auth,
-            tls: parts.tls,
+            auth: RwLock::new(Arc::new(parts.auth)),
+            auth_generation: AtomicU64::new(0),
+            tls_digest: AtomicU64::new(
+                config
+                    .tls
+                    .as_ref()
+                    .map_or(0, crate::auth::tls::files_digest),
+            ),
+            tls: RwLock::new(parts.tls),
             config: RwLock::new(Arc::new(config)),
             config_load_time: Mutex::new(start),
             config_generation: AtomicU64::new(0),
@@ -168,12 +213,76 @@ impl Shared {
             write_deadline: parts.write_deadline,
             cluster: parts.cluster,
             leafnodes: parts.leafnodes,
+            events: std::sync::OnceLock::new(),
+            on_accounts_changed: std::sync::OnceLock::new(),
         }
     }
 
     /// The current configuration (a snapshot: a reload does not change it).
     pub fn config(&self) -> Arc<Config> {
         self.config.read().clone()
+    }
+
+    /// The system account's events, if it has started (see [`Events`]).
+    pub fn events(&self) -> Option<&Arc<dyn Events>> {
+        self.events.get()
+    }
+
+    /// Sets what [`Shared::accounts_changed`] runs (once, at start: the server rebuilds the
+    /// accounts' import bridges and starts JetStream in new accounts).
+    pub fn set_on_accounts_changed(&self, f: AccountsChanged) {
+        let _ = self.on_accounts_changed.set(f);
+    }
+
+    /// The accounts or what they share changed while running (an account JWT was pushed):
+    /// runs what the server set with [`Shared::set_on_accounts_changed`]. Called on the
+    /// pushing client's reader thread, with no lock held.
+    /// `sharing`: whether what the accounts share (exports, imports) changed too.
+    pub fn accounts_changed(&self, sharing: bool) {
+        if let Some(f) = self.on_accounts_changed.get() {
+            f(sharing);
+        }
+    }
+
+    /// Starts sending events to `events` (once, at start).
+    pub fn set_events(&self, events: Arc<dyn Events>) {
+        let _ = self.events.set(events);
+    }
+
+    /// The client authentication in force (a snapshot: a reload does not change it).
+    pub fn auth(&self) -> Arc<Authenticator> {
+        self.auth.read().clone()
+    }
+
+    /// Counts the reloads that replaced the authentication; see the field's docs.
+    pub fn auth_generation(&self) -> u64 {
+        self.auth_generation.load(Ordering::Acquire)
+    }
+
+    /// Installs the authentication of a reloaded configuration. Call before
+    /// [`Shared::set_config`], whose generation readers check first.
+    pub fn set_auth_arc(&self, auth: Arc<Authenticator>) {
+        *self.auth.write() = auth;
+        // Release: a reader that sees the new generation gets the new authenticator.
+        self.auth_generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The TLS server configuration in force, if TLS is on.
+    pub fn tls(&self) -> Option<Arc<rustls::ServerConfig>> {
+        self.tls.read().clone()
+    }
+
+    /// Installs the TLS configuration of a reloaded configuration (new certificates), built
+    /// from files whose digest is `digest`.
+    pub fn set_tls(&self, tls: Option<Arc<rustls::ServerConfig>>, digest: u64) {
+        *self.tls.write() = tls;
+        // Relaxed: only reloads read it, one at a time.
+        self.tls_digest.store(digest, Ordering::Relaxed);
+    }
+
+    /// The digest of the TLS files in use (see [`Shared::set_tls`]).
+    pub fn tls_digest(&self) -> u64 {
+        self.tls_digest.load(Ordering::Relaxed)
     }
 
     /// Counts configuration reloads; see the field's docs.
@@ -308,6 +417,55 @@ impl Shared {
         }
     }
 
+    /// Subscribes a service of the server (`client::Service`: JetStream's forwarder, the
+    /// system account, imports) to `subject` in `account` under `sid`, through a client of
+    /// its own; with `announce`, routes learn the interest. Returns that client, which the
+    /// service keeps (dropping it does not unsubscribe: the subscription lives as long as
+    /// the server). `None` if the subject is not a valid subscription subject.
+    pub fn subscribe_service(
+        &self,
+        account: &Arc<crate::client::Account>,
+        subject: &[u8],
+        sid: &[u8],
+        service: Arc<dyn crate::client::Service>,
+        announce: bool,
+    ) -> Option<Arc<Client>> {
+        let client = Arc::new(Client::new_service(
+            self.registry.next_cid(),
+            self.doorbell.clone(),
+            account.clone(),
+            service,
+        ));
+        let sub = Arc::new(crate::client::Subscription::new(
+            client.clone(),
+            account.clone(),
+            subject,
+            None,
+            sid,
+        ));
+        account.sublist.insert(sub.clone()).ok()?;
+        client.subs.lock().insert(sid.into(), sub.clone());
+        if announce {
+            self.interest_added(&sub);
+        }
+        Some(client)
+    }
+
+    /// Removes what [`Shared::subscribe_service`] subscribed for `client` (`announced` as
+    /// it was subscribed): a service that stops, such as an import bridge a reload
+    /// replaces. Publishers holding a cached match skip the closed subscriptions.
+    pub fn unsubscribe_service(&self, client: &Arc<Client>, announced: bool) {
+        let subs: Vec<Arc<crate::client::Subscription>> =
+            client.subs.lock().drain().map(|(_, s)| s).collect();
+        for s in &subs {
+            s.close();
+            s.account.sublist.remove(s);
+        }
+        if announced {
+            self.interest_removed(&subs.iter().collect::<Vec<_>>());
+        }
+    }
+
     /// Sends every client that takes async `INFO` a new one: the cluster's client URLs
     /// changed (a route registered or left), as nats-server's `sendAsyncInfoToClients`.
     pub fn send_info_to_clients(&self) {
@@ -327,12 +485,18 @@ impl Shared {
 
     /// The `INFO` line for `client`, with `"ldm": true` when `ldm` (lame-duck mode).
     pub fn info_line_with(&self, client: &Client, ldm: bool) -> Vec<u8> {
-        self.info_line_auth(client, ldm, self.auth.required())
+        self.info_line_auth(client, ldm, self.auth().required(), None)
     }
 
     /// The `INFO` line for `client` with `auth_required` as given (a WebSocket listener's
     /// own credentials decide it for its clients).
-    pub fn info_line_auth(&self, client: &Client, ldm: bool, auth_required: bool) -> Vec<u8> {
+    pub fn info_line_auth(
+        &self,
+        client: &Client,
+        ldm: bool,
+        auth_required: bool,
+        nonce: Option<&str>,
+    ) -> Vec<u8> {
         let config = self.config();
         ServerInfo {
             server_id: self.server_id.clone(),
@@ -344,12 +508,13 @@ impl Shared {
             port: self.local_addr.port(),
             headers: true,
             auth_required,
-            tls_required: self.tls.is_some(),
+            tls_required: self.tls.read().is_some(),
             tls_verify: config.tls.as_ref().is_some_and(|t| t.verify),
             max_payload: config.max_payload,
             jetstream: config.jetstream.is_some(),
             client_id: client.cid,
             client_ip: client.addr.ip().to_string(),
+            nonce: nonce.map(str::to_owned),
             cluster: self.cluster.as_ref().map(|c| c.name()),
             // The cluster's client URLs are TCP ones: a WebSocket client gets none (beaver
             // does not gossip WebSocket URLs yet).

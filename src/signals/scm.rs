@@ -7,10 +7,12 @@
 //! | `stop`, `quit` | `SERVICE_CONTROL_STOP` | stopped |
 //! | `reload` | `SERVICE_CONTROL_PARAMCHANGE` | running |
 //! | `reopen` | user control [`REOPEN_LOG`] (128) | running |
-//! | `ldm` | user control [`LAME_DUCK`] (129) | running |
+//! | `ldm` | user control [`LAME_DUCK`] (129) | running, or stopping or stopped |
 //!
 //! The wait is at most ten seconds, polling every 300 ms, and the errors are nats-server's
-//! words. `term` is not a service command (nats-server refuses it too).
+//! words. Lame-duck mode with no clients ends at once and the service stops, often before
+//! the first look: a stopping or stopped service is the request done too (nats-server waits
+//! for "running" only, and so times out in that race). `term` is not a service command (nats-server refuses it too).
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -89,7 +91,12 @@ pub(super) fn control(service: &str, command: &str) -> Result<(), String> {
         let status = svc
             .query_status()
             .map_err(|e| format!("could not retrieve service status: {}", text(&e)))?;
-        if status.current_state == to {
+        let lame_duck_done = code == LAME_DUCK
+            && matches!(
+                status.current_state,
+                ServiceState::StopPending | ServiceState::Stopped
+            );
+        if status.current_state == to || lame_duck_done {
             return Ok(());
         }
         if Instant::now() > deadline {

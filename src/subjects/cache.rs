@@ -31,6 +31,10 @@ const DOORKEEPER_SLOTS: usize = 1024;
 /// See the module docs.
 pub struct MatchCache<S> {
     generation: u64,
+    /// The table the entries come from (its address): a reader delivers into other
+    /// accounts too (services' answers, imports), and two tables may be at the same
+    /// generation, so the generation alone does not say the entries are this table's.
+    table: usize,
     map: FxHashMap<Box<[u8]>, Arc<MatchResult<S>>>,
     capacity: usize,
     /// Hashes of subjects that missed once (0: empty slot); empty until the first miss.
@@ -44,6 +48,7 @@ impl<S: Subscriber> MatchCache<S> {
     pub fn new(capacity: usize) -> Self {
         MatchCache {
             generation: u64::MAX,
+            table: 0,
             map: FxHashMap::default(),
             capacity: capacity.max(1),
             doorkeeper: Vec::new(),
@@ -57,10 +62,12 @@ impl<S: Subscriber> MatchCache<S> {
         // generation no newer than the table state it reflects, so it can only be too old,
         // never wrongly current.
         let generation = sublist.generation();
-        if generation != self.generation {
+        let table = std::ptr::from_ref(sublist) as usize;
+        if generation != self.generation || table != self.table {
             self.map.clear();
             self.scratch.clear();
             self.generation = generation;
+            self.table = table;
         }
         CacheLookup { cache: self }
     }
@@ -142,6 +149,23 @@ mod tests {
         sl.remove(&a);
         assert!(cache.get(&sl).matches(&sl, b"foo").is_empty());
         assert_eq!(Arc::strong_count(&a), 1, "stale results are dropped");
+    }
+
+    #[test]
+    fn one_cache_two_tables_at_the_same_generation() {
+        // Two accounts' tables with one change each: the same generation. A reader that
+        // delivers into both (a service's answer into another account) must not take one
+        // table's cached result for the other's.
+        let (a, b) = (Sublist::new(), Sublist::new());
+        a.insert(Arc::new(S("x"))).unwrap();
+        b.insert(Arc::new(S("y"))).unwrap();
+        assert_eq!(a.generation(), b.generation());
+        let mut cache = MatchCache::new(16);
+        for _ in 0..2 {
+            assert_eq!(cache.get(&a).matches(&a, b"x").plain.len(), 1);
+        }
+        assert!(cache.get(&b).matches(&b, b"x").is_empty());
+        assert_eq!(cache.get(&a).matches(&a, b"x").plain.len(), 1);
     }
 
     #[test]

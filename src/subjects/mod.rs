@@ -98,6 +98,36 @@ pub fn subject_matches(literal: &[u8], pattern: &[u8]) -> bool {
     lit.next().is_none()
 }
 
+/// Whether every subject matching `subject` also matches `test` (both may hold wildcards;
+/// nats-server's `subjectIsSubsetMatch`).
+pub fn is_subset_match(subject: &[u8], test: &[u8]) -> bool {
+    let mut sub = tokens(subject);
+    for t2 in tokens(test) {
+        let Some(t1) = sub.next() else {
+            return false;
+        };
+        if t2.is_empty() {
+            return false;
+        }
+        if t2 == [FWC] {
+            return true;
+        }
+        if t1.is_empty() || t1 == [FWC] {
+            return false;
+        }
+        if t1 == [PWC] {
+            if t2 != [PWC] {
+                return false;
+            }
+            continue;
+        }
+        if t2 != [PWC] && t1 != t2 {
+            return false;
+        }
+    }
+    sub.next().is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -452,7 +452,10 @@ pub fn close_frame_for(reason: CloseReason) -> Vec<u8> {
         | SlowConsumerPendingBytes
         | SlowConsumerWriteDeadline
         | MaxConnectionsExceeded
-        | MaxControlLineExceeded => status::POLICY_VIOLATION,
+        | MaxControlLineExceeded
+        | AuthenticationExpired
+        | MaxAccountConnectionsExceeded
+        | MaxSubscriptionsExceeded => status::POLICY_VIOLATION,
         TlsHandshakeError => status::TLS_HANDSHAKE,
         ParseError | ProtocolViolation | BadClientProtocolVersion => status::PROTOCOL_ERROR,
         MaxPayloadExceeded => status::TOO_BIG,

@@ -2,6 +2,8 @@
 //! `nats-server`, the reference) on an ephemeral loopback port, and talk the raw protocol.
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod jwt;
+
 use beaver::protocol::{ClientOp, Parser};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -61,6 +63,18 @@ impl Drop for StoreDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Checks the configuration file `path` with `beaver -t`, which must refuse it; returns
+/// what it said on stderr (for the caller to find the key, line and words in).
+pub fn refused_config(path: &std::path::Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_beaver"))
+        .args(["-c", path.to_str().expect("UTF-8 path"), "-t"])
+        .output()
+        .expect("run beaver -t");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "accepted: {}", path.display());
+    stderr
 }
 
 /// A server process listening on 127.0.0.1; killed when dropped.

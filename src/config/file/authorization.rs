@@ -7,10 +7,12 @@ use super::values::Seconds;
 use super::Apply;
 use crate::config::auth::check_permissions;
 use crate::config::{
-    AccountConfig, Authorization, ConfigError, Permissions, SubjectPermission, User, GLOBAL_ACCOUNT,
+    AccountConfig, Authorization, ConfigError, NkeyUser, Permissions, ResponsePermission,
+    SubjectPermission, User, GLOBAL_ACCOUNT,
 };
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use std::time::Duration;
 use toml::Spanned;
 
 /// `[authorization]`: nats-server's `authorization` block.
@@ -73,8 +75,8 @@ impl<'de> Deserialize<'de> for FileAccounts {
 struct FileAccount {
     users: Option<Vec<Spanned<FileUser>>>,
     default_permissions: Option<Spanned<FilePermissions>>,
-    exports: Option<Spanned<de::IgnoredAny>>,
-    imports: Option<Spanned<de::IgnoredAny>>,
+    exports: Option<Vec<Spanned<super::sharing::FileExport>>>,
+    imports: Option<Vec<Spanned<super::sharing::FileImport>>>,
     jetstream: Option<Spanned<de::IgnoredAny>>,
     #[serde(alias = "maps")]
     mappings: Option<Spanned<de::IgnoredAny>>,
@@ -82,9 +84,9 @@ struct FileAccount {
     nkey: Option<Spanned<de::IgnoredAny>>,
 }
 
-/// One entry of `users`. `nkey` and `allowed_connection_types` are nats-server's, not
-/// beaver's: they are read only to be refused by name (ignoring them would lock the user out
-/// or let it in where the file says not to).
+/// One entry of `users`: a `user` with a `password`, or an `nkey`.
+/// `allowed_connection_types` is nats-server's, not beaver's: it is read only to be refused
+/// by name (ignoring it would let the user in where the file says not to).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileUser {
@@ -94,24 +96,26 @@ struct FileUser {
     password: Option<String>,
     #[serde(alias = "permission")]
     permissions: Option<FilePermissions>,
-    nkey: Option<Spanned<de::IgnoredAny>>,
+    nkey: Option<Spanned<String>>,
     allowed_connection_types: Option<Spanned<de::IgnoredAny>>,
 }
 
-/// `permissions = { publish = ..., subscribe = ... }` (nats-server also says `pub`/`sub`).
-/// `allow_responses` is read but not implemented: see [`FilePermissions::into_permissions`].
+/// `permissions = { publish = ..., subscribe = ... }` (nats-server also says `pub`/`sub`, and
+/// `import`/`export`, the words of `cluster.permissions`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FilePermissions {
-    #[serde(alias = "pub")]
+pub(super) struct FilePermissions {
+    #[serde(alias = "pub", alias = "import")]
     publish: Option<PermSpec>,
-    #[serde(alias = "sub")]
+    #[serde(alias = "sub", alias = "export")]
     subscribe: Option<PermSpec>,
     allow_responses: Option<Spanned<AllowResponses>>,
 }
 
-/// nats-server's `allow_responses`: `true`/`false`, or `{ max, expires }` (enabled).
-struct AllowResponses(bool);
+/// nats-server's `allow_responses`: `true`/`false`, or `{ max, expires }` (enabled; zero
+/// or missing values take the defaults). An error names what is wrong, in nats-server's
+/// words.
+struct AllowResponses(Result<Option<ResponsePermission>, String>);
 
 impl<'de> Deserialize<'de> for AllowResponses {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -122,14 +126,63 @@ impl<'de> Deserialize<'de> for AllowResponses {
                 f.write_str("true, false, or a table with `max` and `expires`")
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<AllowResponses, E> {
-                Ok(AllowResponses(v))
+                Ok(AllowResponses(Ok(v.then(ResponsePermission::default))))
             }
             fn visit_map<A: de::MapAccess<'de>>(
                 self,
                 mut m: A,
             ) -> Result<AllowResponses, A::Error> {
-                while m.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
-                Ok(AllowResponses(true))
+                let mut r = ResponsePermission::default();
+                let mut error = None;
+                while let Some(key) = m.next_key::<String>()? {
+                    match key.to_ascii_lowercase().as_str() {
+                        // As in nats-server: 0 takes the default, a negative value is
+                        // no limit.
+                        "max" | "max_msgs" | "max_messages" | "max_responses" => {
+                            let n: i64 = m.next_value()?;
+                            if n < 0 {
+                                r.max = usize::MAX;
+                            } else if n > 0 {
+                                r.max = usize::try_from(n).unwrap_or(usize::MAX);
+                            }
+                        }
+                        "expires" | "expiration" | "ttl" => {
+                            #[derive(Deserialize)]
+                            #[serde(untagged)]
+                            enum Expires {
+                                Seconds(i64),
+                                Text(String),
+                            }
+                            match m.next_value::<Expires>()? {
+                                Expires::Seconds(n) if n < 0 => r.expires = Duration::MAX,
+                                Expires::Seconds(n) if n > 0 => {
+                                    r.expires = Duration::from_secs(n.unsigned_abs())
+                                }
+                                Expires::Seconds(_) => {}
+                                Expires::Text(t) if t.trim_start().starts_with('-') => {
+                                    r.expires = Duration::MAX
+                                }
+                                Expires::Text(t) => {
+                                    match crate::config::units::parse_duration(&t) {
+                                        Ok(d) if !d.is_zero() => r.expires = d,
+                                        Ok(_) => {}
+                                        Err(e) => {
+                                            error = Some(format!("error parsing expires: {e}"))
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        other => {
+                            m.next_value::<de::IgnoredAny>()?;
+                            error = Some(format!("Unknown field {other:?} parsing permissions"));
+                        }
+                    }
+                }
+                Ok(AllowResponses(match error {
+                    Some(e) => Err(e),
+                    None => Ok(Some(r)),
+                }))
             }
         }
         d.deserialize_any(V)
@@ -194,38 +247,17 @@ pub(super) enum OneOrMany {
 }
 
 impl FilePermissions {
-    /// The permissions, and a warning if `allow_responses` was given. beaver does not have
-    /// it: the user may not publish to the reply subjects of the requests it receives unless
-    /// its publish permissions allow them. Where nats-server would allow responses only (no
-    /// `publish.allow`), every publish is denied, never more than the file allows.
-    fn into_permissions(
-        self,
-        locate: &dyn Fn(std::ops::Range<usize>) -> String,
-    ) -> (Permissions, Option<String>) {
-        let mut p = Permissions {
+    /// The permissions; `Err`: what is wrong with `allow_responses`.
+    pub(super) fn into_permissions(self) -> Result<Permissions, String> {
+        let response = match self.allow_responses.map(Spanned::into_inner) {
+            Some(AllowResponses(r)) => r?,
+            None => None,
+        };
+        Ok(Permissions {
             publish: self.publish.map(PermSpec::into_permission),
             subscribe: self.subscribe.map(PermSpec::into_permission),
-        };
-        let warning = match self.allow_responses {
-            Some(r) if r.get_ref().0 => {
-                let pubs = p.publish.get_or_insert_with(SubjectPermission::default);
-                let only_responses = pubs.allow.is_empty();
-                if only_responses {
-                    pubs.deny = vec![">".to_owned()];
-                }
-                Some(format!(
-                    "{}: \"allow_responses\" is not supported by beaver yet: ignored; {}",
-                    locate(r.span()),
-                    if only_responses {
-                        "this user may not publish at all (nats-server would allow it replies)"
-                    } else {
-                        "this user may publish replies only where `publish` allows"
-                    }
-                ))
-            }
-            _ => None,
-        };
-        (p, warning)
+            response,
+        })
     }
 }
 
@@ -275,12 +307,15 @@ pub(super) fn apply_authorization(
     if let Some(v) = a.timeout {
         auth.timeout = cx.duration("authorization.timeout", v)?.0;
     }
-    auth.users = users(cx, a.users, "authorization.users")?;
+    (auth.users, auth.nkeys) = users(cx, a.users, "authorization.users")?;
     if let Some(p) = a.default_permissions {
         let pspan = p.span();
-        let p = read_permissions(cx, p.into_inner());
+        let p = p
+            .into_inner()
+            .into_permissions()
+            .map_err(|m| cx.err("authorization.default_permissions", pspan.clone(), m))?;
         check_permissions(&p).map_err(|m| cx.err("authorization.default_permissions", pspan, m))?;
-        give_default_permissions(&mut auth.users, &p);
+        give_default_permissions(&mut auth.users, &mut auth.nkeys, &p);
     }
     if auth.user.is_some() && !auth.users.is_empty() {
         return Err(cx.err(
@@ -325,12 +360,26 @@ pub(super) fn apply_accounts(cx: &mut Apply, accounts: FileAccounts) -> Result<(
                 ),
             });
         }
-        let default_permissions = block
-            .default_permissions
-            .map(|p| read_permissions(cx, p.into_inner()));
+        let default_permissions = match block.default_permissions {
+            Some(p) => {
+                let pspan = p.span();
+                Some(
+                    p.into_inner()
+                        .into_permissions()
+                        .map_err(|m| cx.err(&format!("{key}.default_permissions"), pspan, m))?,
+                )
+            }
+            None => None,
+        };
+        let (users, nkeys) = users(cx, block.users, &format!("{key}.users"))?;
+        let exports = super::sharing::exports(cx, &format!("{key}.exports"), block.exports)?;
+        let imports = super::sharing::imports(cx, &format!("{key}.imports"), block.imports)?;
         let mut account = AccountConfig {
-            users: users(cx, block.users, &format!("{key}.users"))?,
+            users,
+            nkeys,
             default_permissions,
+            exports,
+            imports,
             name,
         };
         if let Some(p) = &account.default_permissions {
@@ -338,16 +387,6 @@ pub(super) fn apply_accounts(cx: &mut Apply, accounts: FileAccounts) -> Result<(
                 .map_err(|m| cx.err(&format!("{key}.default_permissions"), span.clone(), m))?;
         }
         for (k, v, what) in [
-            (
-                "exports",
-                &block.exports,
-                "imports and exports are not supported yet",
-            ),
-            (
-                "imports",
-                &block.imports,
-                "imports and exports are not supported yet",
-            ),
             (
                 "jetstream",
                 &block.jetstream,
@@ -374,12 +413,12 @@ pub(super) fn apply_accounts(cx: &mut Apply, accounts: FileAccounts) -> Result<(
         if account.name == "$SYS" {
             let at = (cx.locate)(span);
             cx.warnings.push(format!(
-                "{at}: key `{key}`: beaver has no system account; \"$SYS\" is an ordinary \
-                 account (no $SYS.> events or requests)"
+                "{at}: key `{key}`: \"$SYS\" is the system account (server requests and \
+                 client events; account requests are not supported yet)"
             ));
         }
         if let Some(p) = &account.default_permissions {
-            give_default_permissions(&mut account.users, p);
+            give_default_permissions(&mut account.users, &mut account.nkeys, p);
         }
         cx.config.accounts.push(account);
     }
@@ -401,34 +440,32 @@ pub(super) fn apply_accounts(cx: &mut Apply, accounts: FileAccounts) -> Result<(
 }
 
 /// Users without permissions of their own get the block's `default_permissions`.
-fn give_default_permissions(users: &mut [User], p: &Permissions) {
-    for u in users {
-        if u.permissions.is_none() {
-            u.permissions = Some(p.clone());
+fn give_default_permissions(users: &mut [User], nkeys: &mut [NkeyUser], p: &Permissions) {
+    let own = users
+        .iter_mut()
+        .map(|u| &mut u.permissions)
+        .chain(nkeys.iter_mut().map(|u| &mut u.permissions));
+    for permissions in own {
+        if permissions.is_none() {
+            *permissions = Some(p.clone());
         }
     }
 }
 
-/// Reads a `users` list (of `authorization` or of an account, named `key` in errors).
+/// Reads a `users` list (of `authorization` or of an account, named `key` in errors): the
+/// users with a name and password, and those with an nkey.
 fn users(
     cx: &mut Apply,
     list: Option<Vec<Spanned<FileUser>>>,
     key: &str,
-) -> Result<Vec<User>, ConfigError> {
+) -> Result<(Vec<User>, Vec<NkeyUser>), ConfigError> {
     let mut out = Vec::new();
+    let mut nkeys = Vec::new();
     for u in list.unwrap_or_default() {
         let uspan = u.span();
         let u = u.into_inner();
-        // Refused rather than ignored: an nkey user would be locked out, and a user limited
-        // to other connection types would be let in.
-        if let Some(v) = &u.nkey {
-            return Err(ConfigError {
-                message: format!(
-                    "{}: \"nkey\" (nkeys) is not supported by beaver yet",
-                    (cx.locate)(v.span())
-                ),
-            });
-        }
+        // Refused rather than ignored: a user limited to other connection types would be
+        // let in.
         if let Some(v) = &u.allowed_connection_types {
             return Err(ConfigError {
                 message: format!(
@@ -437,13 +474,38 @@ fn users(
                 ),
             });
         }
-        let (Some(user), Some(password)) = (u.user, u.password) else {
-            return Err(cx.err(key, uspan, "each user needs `user` and `password`".into()));
+        let permissions = match u.permissions {
+            Some(p) => Some(
+                p.into_permissions()
+                    .map_err(|m| cx.err(key, uspan.clone(), m))?,
+            ),
+            None => None,
         };
-        let permissions = u.permissions.map(|p| read_permissions(cx, p));
         if let Some(p) = &permissions {
             check_permissions(p).map_err(|m| cx.err(key, uspan.clone(), m))?;
         }
+        if let Some(nkey) = u.nkey {
+            // nats-server's checks and words.
+            let nspan = nkey.span();
+            let nkey = nkey.into_inner();
+            if !crate::config::auth::is_public_user_key(&nkey) {
+                let message = "Not a valid public nkey for a user".into();
+                return Err(cx.err(key, nspan, message));
+            }
+            if u.user.is_some() || u.password.is_some() {
+                let message = "Nkey users do not take usernames or passwords".into();
+                return Err(cx.err(key, uspan, message));
+            }
+            if !cx.seen_users.insert(nkey.clone()) {
+                let message = format!("Duplicate nkey {nkey:?} detected");
+                return Err(cx.err(key, nspan, message));
+            }
+            nkeys.push(NkeyUser { nkey, permissions });
+            continue;
+        }
+        let (Some(user), Some(password)) = (u.user, u.password) else {
+            return Err(cx.err(key, uspan, "each user needs `user` and `password`".into()));
+        };
         if user.is_empty() {
             return Err(cx.err(key, uspan, "`user` is empty".into()));
         }
@@ -457,12 +519,5 @@ fn users(
             permissions,
         });
     }
-    Ok(out)
-}
-
-/// The permissions of a block, warning about what beaver does not have of them.
-fn read_permissions(cx: &mut Apply, p: FilePermissions) -> Permissions {
-    let (p, warning) = p.into_permissions(cx.locate);
-    cx.warnings.extend(warning);
-    p
+    Ok((out, nkeys))
 }

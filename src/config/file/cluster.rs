@@ -1,10 +1,15 @@
-//! The `cluster` block (nats-server's): the route listen address, the routes to dial, and
-//! the credentials routes present.
+//! The `cluster` block (nats-server's): the route listen address, the routes to dial, the
+//! credentials routes present, TLS on routes and which interest crosses them.
 
+use super::authorization::FilePermissions;
+use super::tls::{read_route_tls, FileTls};
 use super::values::{HostPort, Seconds};
 use super::Apply;
+use crate::config::auth::check_permissions;
 use crate::config::options::in_range;
-use crate::config::{parse_route_url, Cluster, ClusterAuth, ConfigError, DEFAULT_AUTH_TIMEOUT};
+use crate::config::{
+    parse_route_url, Cluster, ClusterAuth, ConfigError, RoutePermissions, DEFAULT_AUTH_TIMEOUT,
+};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -24,6 +29,10 @@ pub(crate) struct FileCluster {
     cluster_advertise: Option<String>,
     connect_retries: Option<Spanned<i64>>,
     authorization: Option<FileClusterAuth>,
+    /// TLS on routes.
+    tls: Option<Spanned<FileTls>>,
+    /// `import`/`export` (nats-server also takes `publish`/`subscribe` there).
+    permissions: Option<Spanned<FilePermissions>>,
 }
 
 /// `cluster.authorization`.
@@ -95,6 +104,30 @@ pub(super) fn apply_cluster(
             auth.timeout = cx.duration("cluster.authorization.timeout", v)?.0;
         }
         cluster.authorization = Some(auth);
+    }
+    if let Some(t) = c.tls {
+        cluster.tls = Some(read_route_tls(cx, "cluster.tls", t)?);
+    }
+    if let Some(p) = c.permissions {
+        let pspan = p.span();
+        let at = "cluster.permissions";
+        let p = p
+            .into_inner()
+            .into_permissions()
+            .map_err(|m| cx.err(at, pspan.clone(), m))?;
+        if p.response.is_some() {
+            // nats-server's words.
+            return Err(cx.err(
+                at,
+                pspan,
+                "Cluster permissions do not support dynamic responses".into(),
+            ));
+        }
+        check_permissions(&p).map_err(|m| cx.err(at, pspan.clone(), m))?;
+        cluster.permissions = Some(RoutePermissions {
+            import: p.publish,
+            export: p.subscribe,
+        });
     }
     cx.config.cluster = Some(cluster);
     Ok(())

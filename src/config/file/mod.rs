@@ -12,6 +12,8 @@ pub(super) mod authorization;
 pub(super) mod cluster;
 pub(crate) mod jetstream;
 pub(super) mod leafnodes;
+pub(super) mod operator;
+pub(super) mod sharing;
 pub(super) mod tls;
 mod values;
 pub(super) mod websocket;
@@ -211,6 +213,22 @@ fn read<'de, A: MapAccess<'de>>(m: &mut A, opt: &'static Opt) -> Result<Given, A
             let v: Spanned<jetstream::FileJetStream> = m.next_value()?;
             Given::new(Some(v.span()), move |cx| jetstream::apply_jetstream(cx, v))
         }
+        Value::Block(Block::Operator) => {
+            let v: Spanned<operator::FileOperator> = m.next_value()?;
+            Given::new(Some(v.span()), move |cx| operator::apply_operator(cx, v))
+        }
+        Value::Block(Block::Resolver) => {
+            let v: Spanned<operator::FileResolver> = m.next_value()?;
+            Given::new(Some(v.span()), move |cx| operator::apply_resolver(cx, v))
+        }
+        Value::Block(Block::ResolverPinnedAccounts) => {
+            let v: Spanned<operator::FileOperator> = m.next_value()?;
+            Given::new(Some(v.span()), move |cx| operator::apply_pinned(cx, v))
+        }
+        Value::Block(Block::ResolverPreload) => {
+            let v: Spanned<operator::FilePreload> = m.next_value()?;
+            Given::new(Some(v.span()), move |cx| operator::apply_preload(cx, v))
+        }
     })
 }
 
@@ -400,7 +418,10 @@ mod tests {
              `max_connections`, `max_pending`, `max_subs`, `max_subscriptions`, \
              `ping_interval`, `ping_max`, `write_deadline`, `writers`, `debug`, `trace`, \
              `logtime`, `log_file`, `logfile`, `syslog`, `remote_syslog`, `syslog_name`, \
-             `authorization`, `no_auth_user`, `accounts`, \
+             `authorization`, `no_auth_user`, `accounts`, `operator`, `operators`, `root`, \
+             `root_operator`, `root_operators`, `roots`, `system`, `system_account`, \
+             `account_resolver`, `accounts_resolver`, `resolver`, \
+             `resolver_pinned_accounts`, `resolver_preload`, \
              `tls`, `pid_file`, `pidfile`, `ports_file_dir`, `lame_duck_duration`, \
              `lame_duck_grace_period`, `cluster`, `leaf`, `leafnodes`, `store_dir`, \
              `storedir`, `jetstream`, `websocket`, `ws`"

@@ -1,8 +1,9 @@
-//! The `tls` block (nats-server's): TLS for client connections.
+//! The `tls` block (nats-server's): TLS for client connections, and for routes
+//! (`cluster.tls`, which alone takes `insecure`).
 
 use super::values::Seconds;
 use super::Apply;
-use crate::config::{ConfigError, Tls};
+use crate::config::{ConfigError, RouteTls, Tls};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,6 +18,8 @@ pub(crate) struct FileTls {
     ca_file: Option<String>,
     verify: Option<bool>,
     timeout: Option<Spanned<Seconds>>,
+    /// `cluster.tls` only: do not verify the certificate of a route we dial.
+    insecure: Option<bool>,
 }
 
 /// Applies the `tls` block: a certificate and key are required, `verify` needs `ca_file`.
@@ -33,6 +36,45 @@ pub(super) fn read_tls(
 ) -> Result<Tls, ConfigError> {
     let span = block.span();
     let t = block.into_inner();
+    if t.insecure.is_some() {
+        return Err(cx.err(
+            at,
+            span,
+            "`insecure` applies to routes only (`cluster.tls`)".into(),
+        ));
+    }
+    read_fields(cx, at, span, t)
+}
+
+/// Reads `cluster.tls`: as any `tls` block, plus `insecure`; `ca_file` is required, since
+/// routes verify each other's certificates (see [`RouteTls`]).
+pub(super) fn read_route_tls(
+    cx: &mut Apply,
+    at: &str,
+    block: Spanned<FileTls>,
+) -> Result<RouteTls, ConfigError> {
+    let span = block.span();
+    let mut t = block.into_inner();
+    let insecure = t.insecure.take().unwrap_or(false);
+    let tls = read_fields(cx, at, span.clone(), t)?;
+    if tls.ca_file.is_none() {
+        return Err(cx.err(
+            at,
+            span,
+            "`ca_file` is required: routes verify each other's certificates".into(),
+        ));
+    }
+    Ok(RouteTls { tls, insecure })
+}
+
+/// The fields every `tls` block has: a certificate and key are required, `verify` needs
+/// `ca_file`.
+fn read_fields(
+    cx: &mut Apply,
+    at: &str,
+    span: std::ops::Range<usize>,
+    t: FileTls,
+) -> Result<Tls, ConfigError> {
     let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
         return Err(cx.err(at, span, "`cert_file` and `key_file` are required".into()));
     };

@@ -1,8 +1,11 @@
 //! The table of options (see the module docs of `options`): one entry per top-level key, in
 //! the order files are applied in, which is also the order of `Config.toml`'s schema.
+//!
+//! Over 800 lines: it is one table, one entry per nats-server option, each entry a dozen
+//! lines of data; splitting it would scatter what the README's options table is made from.
 
 use super::{Arg, Block, BlockSet, Field, Flag, Opt, Reload, Sets, Value, Width};
-use crate::config::reload_rules::Logged;
+use crate::config::reload_rules::{self, Logged};
 use crate::config::{
     parse_listen_url, Authorization, Cluster, Config, JetStream, Tls, DEFAULT_LAME_DUCK_DURATION,
     DEFAULT_LAME_DUCK_GRACE_PERIOD, DEFAULT_MAX_CLOSED_CLIENTS, DEFAULT_MAX_CONNECTIONS,
@@ -447,12 +450,11 @@ pub(crate) const OPTIONS: &[Opt] = &[
         name: "authorization",
         aliases: &[],
         value: Value::Block(Block::Authorization),
-        reload: restart!(
-            "Authorization",
-            "restart the server to change users, passwords, tokens, permissions or no_auth_user",
-            authorization,
-            no_auth_user
-        ),
+        reload: Reload::Applied {
+            fields: &["authorization", "no_auth_user"],
+            check: |_, _| Ok(()),
+            log: reload_rules::authorization_changes,
+        },
         flags: &[
             two_dashes(block_flag(
                 "user",
@@ -498,23 +500,98 @@ pub(crate) const OPTIONS: &[Opt] = &[
         name: "accounts",
         aliases: &[],
         value: Value::Block(Block::Accounts),
-        reload: restart!(
-            "Accounts",
-            "restart the server to change accounts, their users or their permissions",
-            accounts
-        ),
+        reload: Reload::Applied {
+            fields: &["accounts"],
+            check: reload_rules::accounts_check,
+            log: reload_rules::accounts_changes,
+        },
         flags: &[],
         doc: "accounts, isolated subject spaces with their own users: see [Accounts](#accounts)",
+    },
+    Opt {
+        name: "operator",
+        aliases: &[
+            "operators",
+            "root",
+            "roots",
+            "root_operator",
+            "root_operators",
+        ],
+        value: Value::Block(Block::Operator),
+        reload: restart!(
+            "TrustedOperators",
+            "restart the server to change operators",
+            operators
+        ),
+        flags: &[],
+        doc: "operator mode (JWT authentication): the operator's JWT, a file holding it, or a list; see [Operator mode](#operator-mode-jwt-authentication)",
+    },
+    Opt {
+        name: "system_account",
+        aliases: &["system"],
+        value: Value::Text {
+            default: None,
+            set: |c, v| c.system_account = Some(v),
+        },
+        reload: restart!(
+            "SystemAccount",
+            "restart the server to change the system account",
+            system_account
+        ),
+        flags: &[],
+        doc: "the system account, whose users may ask for the server's reports over NATS \
+              (`$SYS.REQ.SERVER.PING`, ...); in operator mode, by default the operator's",
+    },
+    Opt {
+        name: "resolver",
+        aliases: &["account_resolver", "accounts_resolver"],
+        value: Value::Block(Block::Resolver),
+        reload: restart!(
+            "AccountResolver",
+            "restart the server to change the account resolver",
+            resolver
+        ),
+        flags: &[],
+        doc: "where account JWTs come from in operator mode: `MEMORY` (with \
+              `resolver_preload`), or `{ type: full, dir: DIR }`: files in `DIR`, updated by \
+              `nsc push` (`$SYS.REQ.CLAIMS.UPDATE`); `allow_delete`, `limit`, `interval`, \
+              `timeout` as nats-server's",
+    },
+    Opt {
+        name: "resolver_pinned_accounts",
+        aliases: &[],
+        value: Value::Block(Block::ResolverPinnedAccounts),
+        reload: restart!(
+            "resolverPinnedAccounts",
+            "restart the server to change the pinned accounts",
+            resolver_pinned_accounts
+        ),
+        flags: &[],
+        doc: "operator mode: the only accounts whose users may log in (public keys; the \
+              system account is always one)",
+    },
+    Opt {
+        name: "resolver_preload",
+        aliases: &[],
+        value: Value::Block(Block::ResolverPreload),
+        reload: restart!(
+            "resolverPreloads",
+            "restart the server to change the preloaded accounts",
+            resolver_preload
+        ),
+        flags: &[],
+        doc: "account JWTs known at start: `{ ACCOUNT_PUBLIC_KEY: JWT }` (with the full \
+              resolver, written to its directory unless it holds a newer one)",
     },
     Opt {
         name: "tls",
         aliases: &[],
         value: Value::Block(Block::Tls),
-        reload: restart!(
-            "TLSConfig",
-            "restart the server to change certificates or verification",
-            tls
-        ),
+        reload: Reload::Applied {
+            fields: &["tls"],
+            check: |_, _| Ok(()),
+            log: reload_rules::tls_changes,
+        },
         flags: &[
             two_dashes(block_flag(
                 "tls",
@@ -612,9 +689,15 @@ pub(crate) const OPTIONS: &[Opt] = &[
         name: "cluster",
         aliases: &[],
         value: Value::Block(Block::Cluster),
-        // beaver does not reload cluster settings (nats-server reloads routes and a few
-        // cluster options); without the values: they hold the cluster password.
-        reload: restart!("Cluster", "restart the server to change it", cluster),
+        // `routes` are reloaded (added ones dialled, removed ones closed), as nats-server
+        // does; the other cluster settings need a restart in beaver (nats-server reloads a
+        // few, its TLS and permissions among them). Errors show no values but the host
+        // and port: the block holds the cluster password.
+        reload: Reload::Applied {
+            fields: &["cluster"],
+            check: reload_rules::cluster_check,
+            log: reload_rules::cluster_changes,
+        },
         flags: &[
             // Both names set the listen address, the last one given winning, as in
             // nats-server.
@@ -673,7 +756,8 @@ pub(crate) const OPTIONS: &[Opt] = &[
                 BlockSet::Count("N", |c, n| cluster(c).connect_retries = n),
             ),
         ],
-        doc: "clustering: the route port and the routes to dial; see [Clustering](#clustering)",
+        doc: "clustering: the route port, the routes to dial, their TLS and permissions; see \
+              [Clustering](#clustering)",
     },
     Opt {
         name: "leafnodes",

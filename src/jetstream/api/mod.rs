@@ -123,7 +123,7 @@ pub(super) fn error_answer(kind: &str, e: &ApiError) -> Answer {
 /// Go leaves a field alone when the JSON has `null` for it (clients send `"subject":null`),
 /// so nulls inside objects are dropped before the fields are read.
 pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    if nesting(body) > MAX_NESTING {
+    if crate::protocol::json_nesting_depth(body) > MAX_NESTING {
         // Reading deeper JSON recurses as deep: a reader thread's stack is small.
         return Err(errors::INVALID_JSON);
     }
@@ -148,32 +148,6 @@ pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError>
 
 /// Deepest JSON nesting the API reads (nats-server's requests nest three or four deep).
 const MAX_NESTING: usize = 32;
-
-/// How deep `{`/`[` nest in `body` (outside strings): checked before parsing.
-fn nesting(body: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in body {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
-}
 
 /// Removes `null` members from every object in `v`.
 fn drop_nulls(v: &mut serde_json::Value) {

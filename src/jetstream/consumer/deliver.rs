@@ -148,12 +148,15 @@ pub(super) fn run(c: Arc<Consumer>) {
                 );
             }
         }
-        let mut out = round.ack_replies;
-        out.extend(round.send);
-        send(&shared, &c, &mut cache, &mut outbox, out);
+        // Interest and work-queue streams drop what the acks released before the acks are
+        // answered, as nats-server's `processAckMsg` does: a client that waited for its
+        // ack's answer (`double_ack`) and then asks the stream finds the message gone.
         if !round.acked.is_empty() {
             stream.acked(&round.acked);
         }
+        let mut out = round.ack_replies;
+        out.extend(round.send);
+        send(&shared, &c, &mut cache, &mut outbox, out);
         if closed {
             break;
         }

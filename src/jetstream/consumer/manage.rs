@@ -215,22 +215,7 @@ impl JsAccount {
         let Some(shared) = self.shared.upgrade() else {
             return;
         };
-        let mut cache = crate::subjects::MatchCache::new(1);
-        let mut outbox = crate::delivery::Outbox::new();
-        crate::delivery::deliver_internal(
-            &shared,
-            &mut cache,
-            &mut outbox,
-            &crate::delivery::InternalMsg {
-                account: &self.account,
-                deliver: subject.as_bytes(),
-                subject: subject.as_bytes(),
-                reply: None,
-                headers: b"",
-                data: &bytes::Bytes::copy_from_slice(body),
-            },
-        );
-        outbox.flush(&shared.pool, None, 0);
+        crate::delivery::publish_internal(&shared, &self.account, subject, body);
     }
 
     /// Stops every consumer of `stream` (deleted with it).

@@ -23,10 +23,10 @@
 //! - **Types**: booleans must be `true`/`false`, strings JSON strings, and `protocol` an
 //!   integer literal that fits an `i64` (Go's `strconv.ParseInt`): `1.0`, `1e0`, `-0.0` and
 //!   `9223372036854775808` are errors. Go also type-checks the fields beaver does not use:
-//!   `nkey`, `jwt`, `sig` must be strings and `import`/`export` objects whose `allow`/`deny`
-//!   are arrays of strings (each may also be `null`), so `{"sig":1}` is refused; beaver
-//!   checks and discards them. (`ssl_required` and `remote_account` are not fields of 2.9.10's
-//!   client options: ignored like any unknown key.)
+//!   `import`/`export` must be objects whose `allow`/`deny` are arrays of strings (each may
+//!   also be `null`), so `{"export":1}` is refused; beaver checks and discards them.
+//!   (`ssl_required` and `remote_account` are not fields of 2.9.10's client options:
+//!   ignored like any unknown key.)
 //! - **Invalid UTF-8** inside strings is accepted; Go replaces each byte that does not start
 //!   a valid sequence with U+FFFD (one per byte: `E2 82 41` is `"\u{FFFD}\u{FFFD}A"`, not
 //!   the single U+FFFD of `String::from_utf8_lossy`). Outside strings any byte >= 0x80 is a
@@ -80,6 +80,13 @@ pub struct ConnectOptions {
     pub pass: String,
     /// Authentication token. Never logged.
     pub auth_token: String,
+    /// The client's public nkey (`U...`), for nkey authentication. Public, so logged.
+    pub nkey: String,
+    /// The client's user JWT, for operator-mode (JWT) authentication.
+    pub jwt: String,
+    /// The signature of `INFO`'s `nonce` by the client's nkey (base64, URL-safe without
+    /// padding or standard). Never logged.
+    pub sig: String,
     /// Account name: nats-server refuses a client that names one (Authorization Violation).
     pub account: String,
     /// Whether the client asked for a new account (refused likewise).
@@ -102,6 +109,9 @@ impl Default for ConnectOptions {
             user: String::new(),
             pass: String::new(),
             auth_token: String::new(),
+            nkey: String::new(),
+            jwt: String::new(),
+            sig: String::new(),
             account: String::new(),
             new_account: false,
         }
@@ -398,11 +408,11 @@ impl<'de> Visitor<'de> for Merge<'_> {
                 b"auth_token" => set(&mut o.auth_token, map.next_value()?),
                 b"account" => set(&mut o.account, map.next_value()?),
                 b"new_account" => set(&mut o.new_account, map.next_value()?),
+                b"nkey" => set(&mut o.nkey, map.next_value()?),
+                b"jwt" => set(&mut o.jwt, map.next_value()?),
+                b"sig" => set(&mut o.sig, map.next_value()?),
                 // Fields of nats-server's options that beaver has no use for: type-checked
                 // as Go does, then dropped.
-                b"nkey" | b"jwt" | b"sig" => {
-                    map.next_value::<Option<String>>()?;
-                }
                 b"import" | b"export" => {
                     map.next_value::<Option<SubjectPermission>>()?;
                 }

@@ -92,6 +92,9 @@ fn expected(changed: &[(&str, &str)]) -> ConnectOptions {
             "pass" => o.pass = value.into(),
             "auth_token" => o.auth_token = value.into(),
             "account" => o.account = value.into(),
+            "nkey" => o.nkey = value.into(),
+            "jwt" => o.jwt = value.into(),
+            "sig" => o.sig = value.into(),
             "protocol" => o.protocol = value.parse().unwrap(),
             other => panic!("no field {other}"),
         }
@@ -198,7 +201,10 @@ const ORACLE: &[(&[u8], Expect)] = &[
     (b"{\"name\":\"a\x01b\"}", REJECT),
     (b"{\"name\":\"a\x7fb\"}", ok(&[("name", "a\u{7F}b")])),
     (br#"{"sig":1}"#, REJECT),
-    (br#"{"jwt":"x","nkey":"y","sig":"z"}"#, ok(&[])),
+    (
+        br#"{"jwt":"x","nkey":"y","sig":"z"}"#,
+        ok(&[("jwt", "x"), ("nkey", "y"), ("sig", "z")]),
+    ),
     (br#"{"nkey":[]}"#, REJECT),
     (br#"{"remote_account":1}"#, ok(&[])),
     (br#"{"ssl_required":1}"#, ok(&[])),
