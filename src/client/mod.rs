@@ -544,9 +544,25 @@ impl Client {
     /// Returns the batch to `pool` instead when the client is closing, or when the batch
     /// would push the queue past `max_pending`, which closes the client as a slow consumer.
     pub fn enqueue(self: &Arc<Self>, batch: Batch, pool: &BatchPool) -> Enqueued {
+        let (enqueued, token) = self.enqueue_keeping(batch, pool);
+        if let Some(token) = token {
+            self.ring(token);
+        }
+        enqueued
+    }
+
+    /// [`Client::enqueue`], but the scheduled token, when this push took it, goes to the
+    /// caller instead of the writer pool: a publisher's reader may then write the delivery
+    /// itself (`writer::Direct`) before handing the client to the pool with
+    /// [`Client::ring`].
+    pub(crate) fn enqueue_keeping(
+        self: &Arc<Self>,
+        batch: Batch,
+        pool: &BatchPool,
+    ) -> (Enqueued, Option<Token>) {
         if self.is_closing() {
             pool.give(batch);
-            return Enqueued::Dropped;
+            return (Enqueued::Dropped, None);
         }
         let pending = self.outbound.pending();
         let batch_len = batch.len();
@@ -564,18 +580,15 @@ impl Client {
                     pending,
                     pending + batch_len
                 );
-                return Enqueued::SlowConsumer { pending };
+                return (Enqueued::SlowConsumer { pending }, None);
             }
-            return Enqueued::Dropped;
+            return (Enqueued::Dropped, None);
         }
         let (msgs, bytes) = batch.msg_counts();
         if msgs > 0 {
             self.stats.outbound.add(msgs, bytes);
         }
-        if let Some(token) = self.outbound.push(batch) {
-            self.ring(token);
-        }
-        Enqueued::Queued
+        (Enqueued::Queued, self.outbound.push(batch))
     }
 
     /// Queues bytes the writer sends as they are, after everything queued before: a
@@ -595,7 +608,7 @@ impl Client {
     }
 
     /// Hands the client, with its scheduled token, to the writer pool.
-    fn ring(self: &Arc<Self>, token: Token) {
+    pub(crate) fn ring(self: &Arc<Self>, token: Token) {
         // The pool outlives every client; if it is gone the server is exiting anyway.
         let _ = self.doorbell.send(Ready::Client(self.clone(), token));
     }

@@ -11,12 +11,17 @@
 //! - output to one destination stays in the order the operations were processed, including
 //!   a client's own `+OK` before the `MSG` its `PUB` produced, as nats-server orders them.
 //!
+//! A client's reader may write small deliveries to idle subscribers itself as it queues
+//! them, instead of waking a writer ([`Outbox::with_direct_writes`], `writer::direct`):
+//! nats-server's in-place flush, which saves a request/reply hop two thread wake-ups.
+//!
 //! After queueing, a reader whose publishes filled some subscriber's queue past the stall
 //! threshold waits (bounded) for it to drain: backpressure on fast producers, as
 //! nats-server's "stalled" producers.
 
 use crate::client::{Client, Enqueued};
 use crate::outbound::{Batch, BatchPool, StallPolicy};
+use crate::writer::Direct;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,6 +43,9 @@ pub struct Outbox {
     /// What services (JetStream) answered to the messages being delivered, routed by
     /// [`crate::delivery::deliver_message`] once the message that caused them is done.
     pub(crate) service_replies: Vec<crate::client::ServiceReply>,
+    /// A client reader's direct writes (see the module docs); `None` for route, leafnode
+    /// and JetStream senders, which always hand deliveries to the writer pool.
+    direct: Option<Direct>,
 }
 
 impl Default for Outbox {
@@ -55,6 +63,18 @@ impl Outbox {
             last: usize::MAX,
             staged: 0,
             service_replies: Vec::new(),
+            direct: None,
+        }
+    }
+
+    /// An outbox whose [`Outbox::flush`] writes a small batch for an idle plain-text
+    /// client (one no writer holds) to its socket at once, within a time budget per flush,
+    /// before handing anything left to the writer pool: for a client's reader, where
+    /// request/reply latency is made. See `writer::direct`.
+    pub fn with_direct_writes() -> Self {
+        Outbox {
+            direct: Some(Direct::new()),
+            ..Self::new()
         }
     }
 
@@ -101,13 +121,27 @@ impl Outbox {
             return;
         }
         let mut must_stall = false;
+        if let Some(direct) = &mut self.direct {
+            direct.new_round();
+        }
         for slot in &mut self.slots {
             let batch = std::mem::take(&mut slot.batch);
             if batch.is_empty() {
                 pool.give(batch);
                 continue;
             }
-            if slot.client.enqueue(batch, pool) == Enqueued::Queued
+            let len = batch.len();
+            let (enqueued, token) = slot.client.enqueue_keeping(batch, pool);
+            if let Some(token) = token {
+                let token = match &mut self.direct {
+                    Some(d) if d.applies(&slot.client, len) => d.write(&slot.client, token, pool),
+                    _ => Some(token),
+                };
+                if let Some(token) = token {
+                    slot.client.ring(token);
+                }
+            }
+            if enqueued == Enqueued::Queued
                 && slot.client.cid != own_cid
                 && stall.is_some_and(|s| slot.client.pending_bytes() > s.threshold)
             {
@@ -162,6 +196,95 @@ mod tests {
             Arc::new(Account::new("$G")),
         ));
         (client, peer, rung)
+    }
+
+    /// Reads what `peer` has been sent, until `want` bytes or a second without more.
+    fn read_peer(peer: &mut TcpStream, want: usize) -> Vec<u8> {
+        use std::io::Read;
+        peer.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64 * 1024];
+        while got.len() < want {
+            match peer.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        got
+    }
+
+    /// A client reader's outbox writes a small delivery to an idle client's socket itself:
+    /// no writer is woken, the bytes arrive, and the scheduled token is free again (the
+    /// next push takes it).
+    #[test]
+    fn a_small_delivery_to_an_idle_client_is_written_directly() {
+        let (client, mut peer, rung) = idle_client(7);
+        let pool = BatchPool::default();
+        let mut outbox = Outbox::with_direct_writes();
+        outbox
+            .batch_for(&client, &pool)
+            .push(b"MSG reply 1 2\r\nok\r\n");
+        outbox.flush(&pool, None, 1);
+        assert!(rung.try_recv().is_err(), "no writer woken");
+        assert_eq!(read_peer(&mut peer, 20), b"MSG reply 1 2\r\nok\r\n");
+        assert_eq!(client.pending_bytes(), 0);
+        let mut batch = pool.take();
+        batch.push(b"PING\r\n");
+        let (_, token) = client.enqueue_keeping(batch, &pool);
+        assert!(token.is_some(), "the token was given back");
+    }
+
+    /// What the shortcut leaves to the writer pool: a batch over `DIRECT_MAX`, and any
+    /// batch from an outbox without direct writes (routes, leafnodes, JetStream).
+    #[test]
+    fn large_deliveries_and_other_senders_wake_a_writer() {
+        let pool = BatchPool::default();
+        let big = vec![b'x'; crate::writer::DIRECT_MAX + 1];
+        for direct in [true, false] {
+            let (client, _peer, rung) = idle_client(7);
+            let mut outbox = if direct {
+                Outbox::with_direct_writes()
+            } else {
+                Outbox::new()
+            };
+            let payload: &[u8] = if direct { &big } else { b"hi" };
+            outbox.batch_for(&client, &pool).push(payload);
+            outbox.flush(&pool, None, 1);
+            assert!(
+                matches!(rung.try_recv(), Ok(crate::client::Ready::Client(..))),
+                "a writer was woken (direct outbox: {direct})"
+            );
+            assert_eq!(client.pending_bytes(), payload.len(), "left to the writer");
+        }
+    }
+
+    /// A socket that does not take everything: what is left goes to the writer pool with
+    /// the token (rung once), and later batches queue behind it without ringing again.
+    #[test]
+    fn a_full_socket_hands_the_rest_to_a_writer() {
+        let (client, mut peer, rung) = idle_client(7);
+        let pool = BatchPool::default();
+        let mut outbox = Outbox::with_direct_writes();
+        let chunk = vec![b'y'; crate::writer::DIRECT_MAX];
+        let mut sent = 0;
+        // The peer reads nothing: the kernel's buffers fill up within a few MiB.
+        while rung.try_recv().is_err() {
+            assert!(sent < 256 << 20, "the socket never filled");
+            outbox.batch_for(&client, &pool).push(&chunk);
+            outbox.flush(&pool, None, 1);
+            sent += chunk.len();
+        }
+        let left = client.pending_bytes();
+        assert!(left > 0 && left <= chunk.len(), "{left} bytes left");
+        outbox.batch_for(&client, &pool).push(&chunk);
+        outbox.flush(&pool, None, 1);
+        assert!(
+            rung.try_recv().is_err(),
+            "the writer holds the token: no second ring"
+        );
+        assert_eq!(client.pending_bytes(), left + chunk.len());
+        let written = sent - left;
+        assert_eq!(read_peer(&mut peer, written).len(), written);
     }
 
     /// Without a stall policy (a route reader's flush), queueing past the threshold never

@@ -566,6 +566,61 @@ mod loom_models {
         });
     }
 
+    /// The publisher's shortcut (`writer::direct`): a producer whose push took the token
+    /// writes part of the queue itself, then hands the token to the writer pool (a channel
+    /// here) while another producer pushes. Every batch is drained once, by one drainer at a
+    /// time, and the token ends free: handing it over loses no wake-up either.
+    #[test]
+    fn a_direct_write_then_the_pool_loses_no_wake_up() {
+        loom::model(|| {
+            let q = Arc::new(Outbound::new());
+            let draining = Arc::new(LoomBool::new(false));
+            // The ready queue; `None` stops the writer once every sender is done.
+            let (pool, ready) = loom::sync::mpsc::channel::<Option<Token>>();
+            let writer = {
+                let (q, draining) = (q.clone(), draining.clone());
+                loom::thread::spawn(move || {
+                    let mut drained = 0;
+                    while let Ok(Some(token)) = ready.recv() {
+                        drained += drain(&q, token, &draining);
+                    }
+                    drained
+                })
+            };
+            let other = {
+                let (q, pool) = (q.clone(), pool.clone());
+                loom::thread::spawn(move || {
+                    if let Some(token) = q.push(batch(2)) {
+                        pool.send(Some(token)).unwrap();
+                    }
+                })
+            };
+            let mut direct = 0;
+            if let Some(token) = q.push(batch(1)) {
+                assert!(
+                    !draining.swap(true, Ordering::SeqCst),
+                    "two drainers at once"
+                );
+                if let Some(b) = q.pop() {
+                    direct += b.len();
+                    q.written(b.len());
+                }
+                draining.store(false, Ordering::SeqCst);
+                // Whatever the direct write left (or what came meanwhile) is the pool's.
+                if let Some(token) = q.release(token) {
+                    pool.send(Some(token)).unwrap();
+                }
+            }
+            other.join().unwrap();
+            pool.send(None).unwrap();
+            let drained = direct + writer.join().unwrap();
+            assert_eq!(drained, 3, "every batch drained once");
+            assert!(q.is_empty());
+            assert_eq!(q.pending(), 0);
+            assert!(q.push(batch(1)).is_some(), "the token is free at the end");
+        });
+    }
+
     fn policy() -> StallPolicy {
         StallPolicy {
             threshold: 0,

@@ -275,7 +275,7 @@ impl Connection {
             parser: Parser::new(config.max_control_line, config.max_payload),
             buf: ReadBuffer::new(),
             opts: ConnectOptions::default(),
-            outbox: Outbox::new(),
+            outbox: Outbox::with_direct_writes(),
             account: shared.accounts.global().clone(),
             cache: MatchCache::new(crate::subjects::MATCH_CACHE_CAPACITY),
             in_msgs: 0,

@@ -7,6 +7,10 @@
 //! takes it. Because the token is held until the queue is empty, a client is in the ready
 //! queue at most once and is drained by one writer at a time, in order.
 //!
+//! A client's reader that took an idle plain-text client's token may first write a small
+//! batch itself ([`Direct`], the publisher's shortcut); what it cannot write at once comes
+//! here the same way.
+//!
 //! ## One flush
 //! The writer pops batches, turns them into one iovec list (up to [`MAX_IOV`] slices and
 //! [`WRITE_TARGET`] bytes: many `MSG`s per system call) and calls `write_vectored`. Written
@@ -71,6 +75,26 @@ fn recycle<'a, 'b>(mut v: Vec<IoSlice<'a>>) -> Vec<IoSlice<'b>> {
     v.into_iter()
         .map(|_| -> IoSlice<'b> { unreachable!("empty") })
         .collect()
+}
+
+/// One non-blocking `writev` of what `st` has in flight for a plain-text `client` (never
+/// TLS or WebSocket, whose bytes are encoded first): the result and the bytes attempted, or
+/// `None` if the socket was shut meanwhile. `iov` is the caller's iovec allocation, kept
+/// between calls (empty between them).
+fn write_plain(
+    iov: &mut Vec<IoSlice<'static>>,
+    client: &Client,
+    st: &Output,
+) -> Option<(std::io::Result<usize>, usize)> {
+    let guard = client.socket.read();
+    let socket = guard.as_ref()?;
+    // The iovec list borrows the batches, so it cannot outlive this call; its allocation
+    // can (see `recycle`).
+    let mut list: Vec<IoSlice<'_>> = recycle(std::mem::take(iov));
+    let attempted = st.fill_iovecs(&mut list, MAX_IOV);
+    let result = socket.try_write_vectored(&list);
+    *iov = recycle(list);
+    Some((result, attempted))
 }
 
 /// Handle to the running pool.
@@ -299,18 +323,8 @@ impl Writer {
             client.shut_socket();
             return Step::Again;
         }
-        let (result, attempted) = {
-            let guard = client.socket.read();
-            let Some(socket) = guard.as_ref() else {
-                return Step::Again; // shut meanwhile: the next turn discards
-            };
-            // The iovec list borrows the batches, so it cannot outlive this block; its
-            // allocation can (see `recycle`).
-            let mut iov: Vec<IoSlice<'_>> = recycle(std::mem::take(&mut self.iov));
-            let attempted = st.fill_iovecs(&mut iov, MAX_IOV);
-            let result = socket.try_write_vectored(&iov);
-            self.iov = recycle(iov);
-            (result, attempted)
+        let Some((result, attempted)) = write_plain(&mut self.iov, client, st) else {
+            return Step::Again; // shut meanwhile: the next turn discards
         };
         let pending = client.pending_bytes();
         match self.took(client, st, result, attempted, pending) {
@@ -427,7 +441,10 @@ impl Writer {
     }
 }
 
+mod direct;
 mod encoded;
+
+pub use direct::{Direct, DIRECT_BUDGET, DIRECT_MAX};
 
 #[cfg(test)]
 mod tests {
