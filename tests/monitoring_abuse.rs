@@ -375,9 +375,14 @@ fn idle_sockets_take_no_thread_each_and_healthz_answers() {
     }
     match report[0] {
         (_, Some(before), Some(most)) => {
-            // At most 64 connection threads.
+            // At most 64 connection threads, give or take the kernel's bookkeeping: a
+            // connection thread that has ended and been joined (before its successor
+            // starts) can still be listed in /proc for a moment as its task is torn down
+            // (the join returns when the thread clears its id, early in its exit), so a
+            // sample may count one or two such tasks. 2,000 sockets with a thread each
+            // would be far above this either way.
             assert!(
-                most <= before + 64,
+                most <= before + 64 + 2,
                 "beaver went from {before} to {most} threads"
             );
         }

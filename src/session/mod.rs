@@ -129,9 +129,23 @@ fn start(
     // Admitted (or not) before anything else, atomically: clients still in their handshake
     // are counted, but never refused on each other's account.
     let admission = shared.admit();
+    // A refused connection is told so by a reader thread of its own, within a bound.
+    let refusal = match admission {
+        Some(_) => None,
+        None => match shared.refuse() {
+            Some(r) => Some(r),
+            None => {
+                log::debug!("{addr} - maximum connections exceeded; closed at once");
+                shared.registry.unregister(cid);
+                client.abort(CloseReason::MaxConnectionsExceeded);
+                return Ok(());
+            }
+        },
+    };
     let conn = match Connection::new(shared.clone(), client.clone(), socket, admission) {
         Ok(mut conn) => {
             conn.ws = ws;
+            conn.refusal = refusal;
             // A WebSocket listener may have credentials of its own.
             conn.awaiting_auth = conn.auth().required();
             conn.auth_deadline = Instant::now() + conn.auth().timeout();
@@ -164,6 +178,8 @@ struct Connection {
     /// This connection's place under `max_connections`, held until the reader exits;
     /// `None`: refused (it gets INFO, then `-ERR 'maximum connections exceeded'`).
     admission: Option<Admission>,
+    /// For a refused connection: its place among those being refused (`Shared::refuse`).
+    refusal: Option<crate::shared::Refusal>,
     parser: Parser,
     buf: ReadBuffer,
     opts: ConnectOptions,
@@ -309,6 +325,7 @@ impl Connection {
             limits: Limits::of(&config),
             socket,
             admission,
+            refusal: None,
             client,
             shared,
         })

@@ -309,8 +309,18 @@ impl Shared {
     /// of admitted connections, so two connections arriving together at `limit - 1` cannot
     /// both be refused (nor both admitted). `None`: refused. The place is given back when
     /// the returned [`Admission`] is dropped (the reader exits).
+    ///
+    /// The limit is also never above what the system lets this process hold
+    /// ([`crate::limits::client_ceiling`]): past it, a connection is refused with
+    /// nats-server's error rather than failing for want of a descriptor or a thread.
     pub fn admit(self: &Arc<Self>) -> Option<Admission> {
-        let limit = self.config().connection_limit();
+        let limit = match (
+            self.config().connection_limit(),
+            crate::limits::client_ceiling(),
+        ) {
+            (Some(l), Some(c)) => Some(l.min(c as usize)),
+            (l, c) => l.or(c.map(|c| c as usize)),
+        };
         // AcqRel/Acquire: the count is all there is to it; no other data is published.
         self.registry
             .admitted
@@ -319,6 +329,25 @@ impl Shared {
             })
             .ok()
             .map(|_| Admission {
+                shared: self.clone(),
+            })
+    }
+
+    /// A place for a connection that [`Shared::admit`] refused, whose reader thread then
+    /// sends INFO and `-ERR 'maximum connections exceeded'`: at most [`MAX_REFUSING`] at
+    /// once. Past the connection ceiling, the threads that are left are few
+    /// (`limits::client_ceiling` keeps a reserve); a flood of connections there must not
+    /// spend them all, so beyond this many the acceptor closes a connection at once,
+    /// without a word. `None`: close it so. Given back when dropped.
+    pub fn refuse(self: &Arc<Self>) -> Option<Refusal> {
+        // AcqRel/Acquire: a count, publishing nothing else.
+        self.registry
+            .refusing
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_REFUSING).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Refusal {
                 shared: self.clone(),
             })
     }
@@ -540,6 +569,20 @@ pub struct Admission {
 impl Drop for Admission {
     fn drop(&mut self) {
         self.shared.registry.admitted.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Most refused connections told so at once (see [`Shared::refuse`]).
+pub const MAX_REFUSING: usize = 32;
+
+/// A refused connection's reader thread, counted under [`MAX_REFUSING`] until dropped.
+pub struct Refusal {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Refusal {
+    fn drop(&mut self) {
+        self.shared.registry.refusing.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -30,6 +30,9 @@ pub struct Registry {
     /// (see `Shared::admit`). Unlike the registry's size, it never counts a connection that
     /// is being refused.
     pub(super) admitted: AtomicUsize,
+    /// Refused connections whose reader is still telling them so (see
+    /// [`super::Shared::refuse`]).
+    pub(super) refusing: AtomicUsize,
     /// Messages and bytes of the connections that have left; open connections keep their
     /// own counters, summed on request.
     departed: Arc<ClientStats>,
@@ -49,6 +52,7 @@ impl Registry {
         Registry {
             clients: DashMap::new(),
             admitted: AtomicUsize::new(0),
+            refusing: AtomicUsize::new(0),
             departed: Arc::new(ClientStats::default()),
             closed: Mutex::new(ClosedConnections::new(closed_ring_size)),
             closed_by_reason: std::array::from_fn(|_| AtomicU64::new(0)),
