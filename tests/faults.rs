@@ -1,5 +1,6 @@
-//! Faults with real sockets: clients that die in the middle of an operation, and a
-//! publisher flooding a subscriber that does not read next to one that does.
+//! Faults with real sockets: clients that die in the middle of an operation, a publisher
+//! flooding a subscriber that does not read next to one that does, and one flooding a
+//! subscriber that reads slowly.
 
 mod common;
 
@@ -143,6 +144,120 @@ fn flood_with_one_non_reading_subscriber() {
     }
     // And the reader is still fine.
     assert_eq!(show(&reader.sync()), "PONG\r\n");
+}
+
+/// A subscriber that reads in bursts, with pauses longer than the server's progress window
+/// (as a client starved of CPU does), is slow, not wedged: its publisher is made to wait for
+/// it, and it gets every message, in order, instead of being cut as a slow consumer when the
+/// publisher sends four times `max_pending`. nats-server 2.9.10 does the same (it stalls
+/// producers too); it is checked alongside when installed.
+#[test]
+fn a_slow_subscriber_slows_its_publisher_and_is_not_cut() {
+    let config = std::env::temp_dir().join(format!("beaver-slow-{}.conf", std::process::id()));
+    std::fs::write(&config, "max_pending: 512KB\nmax_payload: 64KB\n").unwrap();
+    let config = config.to_str().unwrap();
+    let mut servers = vec![ServerProcess::beaver(&["-c", config])];
+    servers.extend(ServerProcess::nats_server(&["-c", config]));
+    for server in servers {
+        slow_subscriber_gets_everything(&server);
+    }
+}
+
+fn slow_subscriber_gets_everything(server: &ServerProcess) {
+    // 8.5 MB: more than the kernel's socket buffers hold (Linux lets a send buffer grow to
+    // 4 MiB), so the server's own queue has to absorb or hold back the rest.
+    const N: usize = 16 * 1024;
+    const SIZE: usize = 512;
+    let mut sub = {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("socket");
+        socket.set_recv_buffer_size(256 * 1024).expect("SO_RCVBUF");
+        let addr: std::net::SocketAddr = ([127, 0, 0, 1], server.port).into();
+        socket.connect(&addr.into()).expect("connect");
+        let mut s: TcpStream = socket.into();
+        s.set_read_timeout(Some(common::WAIT)).unwrap();
+        s.write_all(b"CONNECT {\"verbose\":false}\r\nSUB slow 1\r\nPING\r\n")
+            .unwrap();
+        s
+    };
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 1024 * 1024];
+    while !got.windows(6).any(|w| w == b"PONG\r\n") {
+        let n = sub.read(&mut buf).expect("PONG");
+        assert!(n > 0, "{}: closed before PONG", server.name);
+        got.extend_from_slice(&buf[..n]);
+    }
+    got.clear();
+
+    let port = server.port;
+    let publisher = std::thread::spawn(move || {
+        let mut p = Raw::connect(port);
+        p.send(b"CONNECT {\"verbose\":false}\r\n");
+        let mut out = Vec::with_capacity(64 * 1024);
+        for i in 0..N {
+            let mut payload = format!("{i:08}").into_bytes();
+            payload.resize(SIZE, b'.');
+            out.extend_from_slice(format!("PUB slow {SIZE}\r\n").as_bytes());
+            out.extend_from_slice(&payload);
+            out.extend_from_slice(b"\r\n");
+            if out.len() >= 32 * 1024 {
+                p.send(&out);
+                out.clear();
+            }
+        }
+        p.send(&out);
+        show(&p.sync())
+    });
+
+    // Read in bursts: what one read returns, then a pause (60 ms: longer than beaver's
+    // 50 ms progress window).
+    let head = format!("MSG slow 1 {SIZE}\r\n");
+    let frame = head.len() + SIZE + 2;
+    while got.len() < N * frame {
+        let n = match sub.read(&mut buf) {
+            Ok(0) => panic!(
+                "{}: the slow subscriber was closed after {} of {N} messages",
+                server.name,
+                got.len() / frame
+            ),
+            Ok(n) => n,
+            Err(e) => panic!(
+                "{}: reading the slow subscriber failed after {} of {N} messages: {e}",
+                server.name,
+                got.len() / frame
+            ),
+        };
+        got.extend_from_slice(&buf[..n]);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    assert_eq!(
+        got.len(),
+        N * frame,
+        "{}: nothing but the messages",
+        server.name
+    );
+    for (i, m) in got.chunks(frame).enumerate() {
+        assert!(
+            m.starts_with(head.as_bytes()),
+            "{}: message {i}",
+            server.name
+        );
+        assert_eq!(
+            &m[head.len()..head.len() + 8],
+            format!("{i:08}").as_bytes(),
+            "{}: message {i} in order",
+            server.name
+        );
+    }
+    assert_eq!(publisher.join().expect("publisher"), "PONG\r\n");
+    assert!(
+        !server
+            .log_lines()
+            .iter()
+            .any(|l| l.contains("Slow Consumer")),
+        "{}: no slow consumer",
+        server.name
+    );
 }
 
 /// The server's thread count and resident memory, from `/proc` (Linux only).

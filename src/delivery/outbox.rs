@@ -295,6 +295,7 @@ mod tests {
         let policy = StallPolicy {
             threshold: 16,
             progress_window: Duration::from_secs(3600),
+            wedged_after: Duration::ZERO,
             max_wait: Duration::from_secs(3600),
         };
         let pool = BatchPool::default();

@@ -89,12 +89,31 @@ pub struct Outbound {
     scheduled: CachePadded<AtomicBool>,
     /// Bytes written (or discarded) so far: how stalled producers see progress.
     written_total: AtomicU64,
-    /// Set when the client takes nothing: by its writer, when a write made no progress, or
-    /// by a producer that waited a whole progress window for nothing. Producers do not
-    /// stall on a stuck client (a wedged client must not throttle its publishers; it becomes
-    /// a slow consumer instead). Cleared by the next progress.
+    /// When the client's writes stopped making progress, in nanoseconds after [`epoch`]
+    /// plus one; 0 while they make progress. Started by its writer, when a write finds the
+    /// socket full, or by a producer that waited a whole progress window for nothing;
+    /// cleared by the next byte written. A slow client's clock keeps restarting; a wedged
+    /// client's runs on.
+    blocked_since: AtomicU64,
+    /// Set once the clock above has run for [`StallPolicy::wedged_after`]: producers do not
+    /// stall on a wedged client (it must not throttle its publishers for long; it becomes a
+    /// slow consumer instead). Cleared by the next progress.
     stuck: AtomicBool,
     stall: Stall,
+}
+
+/// The instant that [`Outbound`]'s clock counts from (the first time anyone asks).
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// `at` on [`Outbound`]'s clock: nanoseconds after [`epoch`], plus one so that 0 means
+/// "not blocked". Saturates after 584 years.
+fn clock(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(epoch()).as_nanos())
+        .unwrap_or(u64::MAX - 1)
+        .saturating_add(1)
 }
 
 /// Backpressure on fast producers: when and how long a producer waits for a subscriber's
@@ -103,8 +122,14 @@ pub struct Outbound {
 pub struct StallPolicy {
     /// Pending bytes above which producers wait.
     pub threshold: usize,
-    /// A producer stops waiting if the writer wrote nothing to the client for this long.
+    /// How often a waiting producer checks that the writer still makes progress.
     pub progress_window: Duration,
+    /// A client whose writes made no progress for this long is *wedged*: producers stop
+    /// waiting for it (until it makes progress again), so that it costs its publishers this
+    /// long once, and it is left to `max_pending` and `write_deadline`. Shorter pauses,
+    /// such as a CPU-starved client's, keep its publishers waiting, which is what bounds
+    /// memory under slow subscribers.
+    pub wedged_after: Duration,
     /// Longest a producer waits per flush, whatever the progress.
     pub max_wait: Duration,
 }
@@ -170,7 +195,12 @@ impl Outbound {
         // Relaxed: progress is a heuristic for stalled producers, who re-check `pending`
         // under the stall lock anyway.
         self.written_total.fetch_add(n as u64, Ordering::Relaxed);
-        if self.stuck.load(Ordering::Relaxed) {
+        // Relaxed, load before store: the clock and the flag are heuristics too, and most
+        // writes find them clear, so they do not dirty the cache line.
+        if n > 0 && self.blocked_since.load(Ordering::Relaxed) != 0 {
+            self.blocked_since.store(0, Ordering::Relaxed);
+        }
+        if n > 0 && self.stuck.load(Ordering::Relaxed) {
             self.stuck.store(false, Ordering::Relaxed);
         }
         self.stall.maybe_release(left);
@@ -196,9 +226,10 @@ impl Outbound {
         self.scheduled.store(false, Ordering::Release);
     }
 
-    /// Producer side: waits while more than `policy.threshold` bytes are pending and the
-    /// writer keeps making progress, at most until `deadline`, or until `give_up()` (the
-    /// client is closing). Returns the time spent waiting.
+    /// Producer side: waits while more than `policy.threshold` bytes are pending, at most
+    /// until `deadline`, or until `give_up()` (the client is closing), or until the client
+    /// has made no progress for `policy.wedged_after` (then it is marked wedged and later
+    /// calls return at once until it makes progress). Returns the time spent waiting.
     pub fn stall(
         &self,
         policy: &StallPolicy,
@@ -208,26 +239,56 @@ impl Outbound {
         if self.stuck.load(Ordering::Relaxed) {
             return Duration::ZERO;
         }
+        if self.wedged(policy, Instant::now()) {
+            self.stuck.store(true, Ordering::Relaxed);
+            return Duration::ZERO;
+        }
         let start = Instant::now();
-        let stuck = self.stall.wait(
+        let wedged = self.stall.wait(
             &self.pending,
             &self.written_total,
             policy.threshold,
             policy.progress_window,
             deadline,
+            |window_start| {
+                // A whole window without progress: the clock starts then, if no one
+                // (the writer, another producer) started it earlier.
+                let _ = self.blocked_since.compare_exchange(
+                    0,
+                    clock(window_start),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+                self.wedged(policy, Instant::now())
+            },
             || give_up() || self.stuck.load(Ordering::Relaxed),
         );
-        if stuck {
+        if wedged {
             self.stuck.store(true, Ordering::Relaxed);
         }
         start.elapsed()
     }
 
-    /// Writer side: a write to this client made no progress (see `stuck`).
-    pub fn mark_stuck(&self) {
-        if !self.stuck.swap(true, Ordering::Relaxed) {
-            // Producers waiting on it now would wait for nothing.
-            self.stall.release_all();
+    /// Whether the client's writes have made no progress for `policy.wedged_after` at `now`.
+    fn wedged(&self, policy: &StallPolicy, now: Instant) -> bool {
+        let since = self.blocked_since.load(Ordering::Relaxed);
+        since != 0
+            && clock(now).saturating_sub(since)
+                >= u64::try_from(policy.wedged_after.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Writer side: a write to this client found its socket full. Starts the client's
+    /// no-progress clock unless it runs already; the next byte written stops it. Starting
+    /// it here, not only when a producer waits, means that many wedged clients found at
+    /// once are all wedged after one `wedged_after`, not one after the other.
+    pub fn write_blocked(&self) {
+        if self.blocked_since.load(Ordering::Relaxed) == 0 {
+            let _ = self.blocked_since.compare_exchange(
+                0,
+                clock(Instant::now()),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
         }
     }
 
@@ -258,8 +319,10 @@ struct Stall {
 }
 
 impl Stall {
-    /// Waits as described in [`Outbound::stall`]; returns true if it stopped because the
-    /// writer made no progress for a whole window.
+    /// Waits as described in [`Outbound::stall`]. After each window (from the instant
+    /// passed) in which the writer made no progress, asks `wedged`, and stops if it says
+    /// so. Returns true if it stopped that way.
+    #[allow(clippy::too_many_arguments)]
     fn wait(
         &self,
         pending: &AtomicUsize,
@@ -267,6 +330,7 @@ impl Stall {
         threshold: usize,
         window: Duration,
         deadline: Instant,
+        wedged: impl Fn(Instant) -> bool,
         give_up: impl Fn() -> bool,
     ) -> bool {
         // The handshake: we increment `waiters`, then read `pending`; the writer decrements
@@ -293,15 +357,16 @@ impl Stall {
                 }
                 let mark = written_total.load(Ordering::Relaxed);
                 let window_end = (now + window).min(deadline);
-                // `give_up` is checked here too: `mark_stuck` and a close notify the waiters
-                // *because* they should stop waiting; going back to sleep until the window's
-                // end would cost a publisher one window per stuck subscriber.
+                // `give_up` is checked here too: a close notifies the waiters *because* they
+                // should stop waiting; going back to sleep until the window's end would cost
+                // a publisher one window per closing subscriber.
                 while pending.load(Ordering::Acquire) > threshold
                     && !give_up()
                     && !self.cv.wait_until(&mut guard, window_end).timed_out()
                 {}
                 if pending.load(Ordering::Acquire) > threshold
                     && written_total.load(Ordering::Relaxed) == mark
+                    && wedged(now)
                 {
                     stuck = true;
                     break;
@@ -418,6 +483,7 @@ mod tests {
         StallPolicy {
             threshold: 100,
             progress_window: Duration::from_secs(30),
+            wedged_after: Duration::ZERO,
             max_wait: Duration::from_secs(30),
         }
     }
@@ -440,8 +506,8 @@ mod tests {
         assert!(q.pending() <= 100, "woken once drained, not timed out");
     }
 
-    /// A stalled producer stops waiting as soon as it is told to give up (the client closed,
-    /// or was marked stuck) and notified, not at the end of its progress window.
+    /// A stalled producer stops waiting as soon as it is told to give up (the client
+    /// closed) and notified, not at the end of its progress window.
     #[test]
     fn stall_ends_when_notified_to_give_up() {
         let q = Arc::new(Outbound::new());
@@ -477,29 +543,79 @@ mod tests {
         waiter.join().unwrap();
     }
 
+    /// A client that takes nothing for `wedged_after` is wedged: the producer stops
+    /// waiting, later stalls return at once, and the next byte written ends it.
     #[test]
-    fn stall_gives_up_without_progress_and_then_skips() {
+    fn stall_gives_up_once_wedged_and_then_skips() {
         let q = Outbound::new();
         let mut b = Batch::new();
         b.push(&[0u8; 1000]);
         let _token = q.push(b);
         let p = StallPolicy {
             progress_window: Duration::from_millis(10),
+            wedged_after: Duration::from_millis(30),
             ..policy()
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         q.stall(&p, deadline, || false);
         assert!(
             q.stuck.load(Ordering::Relaxed),
-            "no writer progress: marked stuck"
+            "no writer progress for wedged_after: marked wedged"
         );
         assert_eq!(
             q.stall(&p, deadline, || false),
             Duration::ZERO,
-            "stuck clients do not stall producers"
+            "wedged clients do not stall producers"
         );
         q.written(10);
         assert!(!q.stuck.load(Ordering::Relaxed), "progress clears it");
+        assert_eq!(q.blocked_since.load(Ordering::Relaxed), 0, "and its clock");
+    }
+
+    /// A full socket is not a wedged client: a subscriber that reads slowly fills its socket
+    /// all the time, and its publishers must keep waiting for it, or they pour into its queue
+    /// (what Go's CPU-starved subscribers showed: hundreds of MiB, then slow-consumer cuts).
+    /// The producer here waits until the writer drains, however often the writer found the
+    /// socket full meanwhile.
+    #[test]
+    fn a_full_socket_keeps_producers_waiting() {
+        let q = Arc::new(Outbound::new());
+        let mut b = Batch::new();
+        b.push(&[0u8; 1000]);
+        let _token = q.push(b);
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let producer = {
+            let q = q.clone();
+            std::thread::spawn(move || {
+                let p = StallPolicy {
+                    progress_window: Duration::from_millis(5),
+                    wedged_after: Duration::from_secs(3600),
+                    ..policy()
+                };
+                q.stall(&p, Instant::now() + Duration::from_secs(3600), || false);
+                let _ = done_tx.send(q.pending());
+            })
+        };
+        while q.stall.waiters.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        // The writer keeps finding the socket full, across many progress windows.
+        for _ in 0..10 {
+            q.write_blocked();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            done_rx.try_recv().is_err(),
+            "the producer still waits for a client that is slow, not wedged"
+        );
+        let b = q.pop().unwrap();
+        q.written(b.len());
+        let left = done_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("released by the drain");
+        assert!(left <= 100, "it waited for the queue to drain");
+        assert!(!q.stuck.load(Ordering::Relaxed));
+        producer.join().unwrap();
     }
 }
 
@@ -625,6 +741,7 @@ mod loom_models {
         StallPolicy {
             threshold: 0,
             progress_window: Duration::from_secs(3600),
+            wedged_after: Duration::from_secs(3600),
             max_wait: Duration::from_secs(3600),
         }
     }
@@ -654,7 +771,7 @@ mod loom_models {
         });
     }
 
-    /// A producer stalls on a client that closes (or is marked stuck) instead of draining:
+    /// A producer stalls on a client that closes instead of draining:
     /// it stops waiting once told to give up.
     #[test]
     fn a_stalled_producer_gives_up_when_the_client_closes() {

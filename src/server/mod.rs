@@ -90,6 +90,13 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// Largest capacity of the writers' ready queue (see `Server::start`).
 pub const READY_QUEUE_MAX: usize = 256 * 1024;
 
+/// How long a subscriber's writes may make no progress before it stops throttling its
+/// publishers (`StallPolicy::wedged_after`). Measured with Go's subscribers in 10:100
+/// 1000 B (docs/benchmarks.md): 50 ms let one run reach 65 MiB, 150 ms to 2 s all gave
+/// 35-37 MiB; half a second is well inside that and costs a wedged subscriber's publishers
+/// half a second once.
+pub const WEDGED_AFTER: Duration = Duration::from_millis(500);
+
 /// A running server.
 pub struct Server {
     shared: Arc<Shared>,
@@ -310,10 +317,14 @@ impl Server {
             // at 39-41 MiB, 128 KiB at 37 MiB with more throughput, 64 KiB at 36 MiB but
             // with less fan-out throughput (1:5, 10:1000). So 128 KiB.
             threshold: (config.max_pending / 4).clamp(1, 128 * 1024),
-            // ...as long as the subscriber's writer makes progress; a subscriber that takes
-            // nothing for this long stops throttling its publishers (and is left to
-            // max_pending / write_deadline).
+            // Waiting producers look at the subscriber's progress this often...
             progress_window: Duration::from_millis(50),
+            // ...and a subscriber that takes nothing for this long stops throttling its
+            // publishers (it is left to max_pending and write_deadline). Shorter pauses keep
+            // them waiting: Go subscribers starved of CPU pause for tens to hundreds of
+            // milliseconds, and letting publishers pour into their queues meanwhile cost
+            // hundreds of MiB (docs/benchmarks.md, "Memory under slow subscribers").
+            wedged_after: WEDGED_AFTER,
             // nats-server's longest producer stall.
             max_wait: Duration::from_secs(1),
         };

@@ -55,11 +55,12 @@ pub const FAIR_SHARE: usize = 1024 * 1024;
 /// Stack size of writer threads: writes need little stack.
 pub const WRITER_STACK: usize = 256 * 1024;
 
-/// A write found `client`'s socket full, short of the deadline: tell producers it is stuck
-/// (they stop waiting for it) and return how long to wait before the next try, doubling
-/// the wait each time, from [`RETRY_MIN`] to [`RETRY_MAX`].
+/// A write found `client`'s socket full, short of the deadline: start its no-progress clock
+/// (producers stop waiting for a client that stays blocked for the stall policy's
+/// `wedged_after`) and return how long to wait before the next try, doubling the wait each
+/// time, from [`RETRY_MIN`] to [`RETRY_MAX`].
 fn blocked(client: &Client, st: &mut Output) -> Duration {
-    client.outbound.mark_stuck();
+    client.outbound.write_blocked();
     let delay = st.retry_delay.max(RETRY_MIN);
     st.retry_delay = (delay * 2).min(RETRY_MAX);
     delay
