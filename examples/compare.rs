@@ -366,6 +366,9 @@ struct Options {
     bench: PathBuf,
     /// Print the table only: leave results.json and docs/benchmarks.md as they are.
     write: bool,
+    /// The core scenarios' load generator: `examples/bench`, or with `--client go` Go's
+    /// nats.go (`examples/nats_bench.go`, built), which takes the same flags.
+    go_client: Option<PathBuf>,
 }
 
 fn die(msg: &str) -> ! {
@@ -384,6 +387,7 @@ fn parse_options() -> Options {
     let mut extra: Vec<ServerSpec> = Vec::new();
     let mut write = true;
     let mut go_bench: Option<Option<PathBuf>> = None;
+    let mut client_go = false;
     let mut nats = which("nats-server")
         .or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.exists()));
     let mut it = std::env::args().skip(1);
@@ -404,6 +408,11 @@ fn parse_options() -> Options {
             "--no-write" => write = false,
             "--go-bench" => go_bench = Some(Some(PathBuf::from(value()))),
             "--no-go" => go_bench = Some(None),
+            "--client" => match value().as_str() {
+                "bench" => client_go = false,
+                "go" => client_go = true,
+                other => die(&format!("--client bench|go, not {other}")),
+            },
             "--server" => {
                 let v = value();
                 let (name, cmd) = v
@@ -418,11 +427,14 @@ fn parse_options() -> Options {
                 println!(
                     "usage: compare [--rounds N] [--scenarios a,b] [--nats-server PATH | \
                      --no-nats-server] [--server NAME=COMMAND-with-{{port}}]... [--no-write] \
-                     [--go-bench PATH | --no-go]\n\
+                     [--go-bench PATH | --no-go] [--client bench|go]\n\
                      --no-write: print the tables, leave results.json, js-results.json and \
                      benchmarks.md alone\n\
                      --go-bench: the built examples/js_bench.go (default: built into \
                      target/js_bench with Debian's Go and nats.go); --no-go: bench only\n\
+                     --client go: the single-server core scenarios with Go's nats.go \
+                     (examples/nats_bench.go, built into target/nats_bench) instead of \
+                     bench; prints the table only (implies --no-write)\n\
                      scenarios: {}\n\
                      route-* scenarios start two nodes of each server, clustered with \
                      --cluster, --cluster_name and --routes (appended to the command line); \
@@ -465,6 +477,22 @@ fn parse_options() -> Options {
         _ if js_scenarios.is_empty() => None,
         Some(choice) => choice,
         None => build_go_bench(&root),
+    };
+    let go_client = if client_go {
+        let built = build_go(&root, "nats_bench")
+            .unwrap_or_else(|| die("--client go: cannot build examples/nats_bench.go"));
+        write = false;
+        Some(built)
+    } else {
+        None
+    };
+    let scenarios = match go_client {
+        // nats_bench.go has no --sub-url: one server only.
+        Some(_) => scenarios
+            .into_iter()
+            .filter(|s| matches!(s.nodes, Topology::Single))
+            .collect(),
+        None => scenarios,
     };
     let beaver = root.join("target/release/beaver");
     let bench = root.join("target/release/examples/bench");
@@ -512,6 +540,7 @@ fn parse_options() -> Options {
         doc: root.join("docs/benchmarks.md"),
         bench,
         write,
+        go_client,
     }
 }
 
@@ -757,15 +786,24 @@ fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
     let cpu_before: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum();
     let json_path =
         std::env::temp_dir().join(format!("compare-{}-{}.json", std::process::id(), pids[0]));
-    let mut cmd = Command::new(&opts.bench);
+    let mut cmd = Command::new(opts.go_client.as_ref().unwrap_or(&opts.bench));
     cmd.args(["-s", &format!("nats://127.0.0.1:{}", servers[0].port)]);
     if let Some(b) = servers.get(1) {
         cmd.args(["--sub-url", &format!("nats://127.0.0.1:{}", b.port)]);
     }
-    cmd.args(sc.args)
-        .args(["--json", &json_path.display().to_string()]);
-    if !sc.args.contains(&"--reqrep") {
-        cmd.arg("bench");
+    if opts.go_client.is_some() {
+        // Go's flag package: the same flags, single dash.
+        cmd.args(sc.args.iter().map(|a| match a.strip_prefix("--") {
+            Some(flag) => format!("-{flag}"),
+            None => (*a).to_owned(),
+        }));
+        cmd.args(["-json", &json_path.display().to_string(), "bench"]);
+    } else {
+        cmd.args(sc.args)
+            .args(["--json", &json_path.display().to_string()]);
+        if !sc.args.contains(&"--reqrep") {
+            cmd.arg("bench");
+        }
     }
     let started = Instant::now();
     let out = cmd
@@ -797,7 +835,12 @@ fn measure(opts: &Options, spec: &ServerSpec, sc: &Scenario) -> Value {
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
     let _ = std::fs::remove_file(&json_path);
-    let rate = bench["aggregate_msgs_per_sec"].as_f64().unwrap_or(0.0);
+    // nats_bench.go's figure is nats-bench's "Pub/Sub stats" (publishes and deliveries per
+    // second), bench's its own aggregate; each is compared with the same client's only.
+    let rate = bench["aggregate_msgs_per_sec"]
+        .as_f64()
+        .or_else(|| bench["msgs_per_sec"].as_f64())
+        .unwrap_or(0.0);
     json!({
         "server": spec.name,
         "scenario": sc.name,
@@ -1038,6 +1081,52 @@ fn idle_cost(spec: &ServerSpec) -> Value {
     })
 }
 
+/// Every server side by side (what the two-server table leaves out with `--server`): per
+/// scenario, each server's median msgs/s, its ratio to nats-server's, and its peak RSS;
+/// request/reply adds the p50/p99 round trip. Names the load generator.
+fn every_server_table(opts: &Options, summary: &Value) -> String {
+    let client = match &opts.go_client {
+        Some(_) => "Go's nats.go (examples/nats_bench.go)",
+        None => "examples/bench",
+    };
+    let mut s =
+        format!("\nEvery server, load generator {client}: msgs/s (× nats-server), peak RSS MiB");
+    if opts.scenarios.iter().any(|s| s.name == "reqrep-16B") {
+        s.push_str("; request/reply adds p50 / p99 µs");
+    }
+    s.push_str(".\n\n| scenario |");
+    for server in &opts.servers {
+        s.push_str(&format!(" {} |", server.name));
+    }
+    s.push_str("\n| --- |");
+    for _ in &opts.servers {
+        s.push_str(" ---: |");
+    }
+    s.push('\n');
+    for sc in &opts.scenarios {
+        let reference = summary[sc.name]["nats-server"]["median_msgs_per_sec"].as_f64();
+        s.push_str(&format!("| {} |", sc.name));
+        for server in &opts.servers {
+            let v = &summary[sc.name][server.name.as_str()];
+            let Some(rate) = v["median_msgs_per_sec"].as_f64() else {
+                s.push_str(" failed |");
+                continue;
+            };
+            let ratio = reference.map_or(String::new(), |r| format!(" ({:.2}×)", rate / r));
+            let mib = v["max_peak_rss_kib"]
+                .as_u64()
+                .map_or("-".into(), |k| format!("{:.0}", k as f64 / 1024.0));
+            let latency = match (v["median_p50_us"].as_f64(), v["median_p99_us"].as_f64()) {
+                (Some(p50), Some(p99)) => format!(", {p50:.0} / {p99:.0} µs"),
+                _ => String::new(),
+            };
+            s.push_str(&format!(" {}{ratio}, {mib} MiB{latency} |", group(rate)));
+        }
+        s.push('\n');
+    }
+    s
+}
+
 /// The markdown summary: one row per scenario, with ratios against nats-server.
 fn render(opts: &Options, results: &Value) -> String {
     let m = &results["machine"];
@@ -1093,6 +1182,9 @@ fn render(opts: &Options, results: &Value) -> String {
             mib(b),
             mib(n)
         ));
+    }
+    if opts.servers.len() > 2 || opts.go_client.is_some() {
+        s.push_str(&every_server_table(opts, summary));
     }
     if opts.scenarios.iter().any(|s| s.nodes == Topology::Route) {
         s.push_str(
