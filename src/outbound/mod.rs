@@ -91,16 +91,25 @@ pub struct Outbound {
     written_total: AtomicU64,
     /// When the client's writes stopped making progress, in nanoseconds after [`epoch`]
     /// plus one; 0 while they make progress. Started by its writer, when a write finds the
-    /// socket full, or by a producer that waited a whole progress window for nothing;
-    /// cleared by the next byte written. A slow client's clock keeps restarting; a wedged
-    /// client's runs on.
+    /// socket full, or by a producer that waited a whole progress window; stopped once
+    /// [`WEDGE_PROGRESS`] bytes have been written since it started. A slow client's clock
+    /// keeps stopping; a wedged client's, or one that takes only a trickle, runs on.
     blocked_since: AtomicU64,
+    /// `written_total` when the clock above started.
+    blocked_mark: AtomicU64,
     /// Set once the clock above has run for [`StallPolicy::wedged_after`]: producers do not
     /// stall on a wedged client (it must not throttle its publishers for long; it becomes a
     /// slow consumer instead). Cleared by the next progress.
     stuck: AtomicBool,
     stall: Stall,
 }
+
+/// Bytes a client must take, after its no-progress clock started, to stop it: what counts
+/// as progress. Less, and the client is wedged once the clock has run for
+/// [`StallPolicy::wedged_after`], whatever it took meanwhile; otherwise a client reading a
+/// byte now and then would keep its publishers waiting for good. 64 KiB per half second
+/// (beaver's `wedged_after`) is 128 KiB/s: a reader slower than that is treated as wedged.
+pub const WEDGE_PROGRESS: u64 = 64 * 1024;
 
 /// The instant that [`Outbound`]'s clock counts from (the first time anyone asks).
 fn epoch() -> Instant {
@@ -194,10 +203,13 @@ impl Outbound {
         let left = self.pending.fetch_sub(n, Ordering::AcqRel) - n;
         // Relaxed: progress is a heuristic for stalled producers, who re-check `pending`
         // under the stall lock anyway.
-        self.written_total.fetch_add(n as u64, Ordering::Relaxed);
-        // Relaxed, load before store: the clock and the flag are heuristics too, and most
-        // writes find them clear, so they do not dirty the cache line.
-        if n > 0 && self.blocked_since.load(Ordering::Relaxed) != 0 {
+        let total = self.written_total.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        // Relaxed, load before store: the clock and the flag are heuristics too (a race
+        // with a clock being started costs one wrong guess, corrected by the next write or
+        // window), and most writes find them clear, so they do not dirty the cache line.
+        if self.blocked_since.load(Ordering::Relaxed) != 0
+            && total.wrapping_sub(self.blocked_mark.load(Ordering::Relaxed)) >= WEDGE_PROGRESS
+        {
             self.blocked_since.store(0, Ordering::Relaxed);
         }
         if n > 0 && self.stuck.load(Ordering::Relaxed) {
@@ -246,19 +258,13 @@ impl Outbound {
         let start = Instant::now();
         let wedged = self.stall.wait(
             &self.pending,
-            &self.written_total,
             policy.threshold,
             policy.progress_window,
             deadline,
             |window_start| {
-                // A whole window without progress: the clock starts then, if no one
-                // (the writer, another producer) started it earlier.
-                let _ = self.blocked_since.compare_exchange(
-                    0,
-                    clock(window_start),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                );
+                // A whole window and the queue still over the threshold: the clock starts
+                // then, if no one (the writer, another producer) started it earlier.
+                self.start_clock(window_start);
                 self.wedged(policy, Instant::now())
             },
             || give_up() || self.stuck.load(Ordering::Relaxed),
@@ -283,13 +289,23 @@ impl Outbound {
     /// once are all wedged after one `wedged_after`, not one after the other.
     pub fn write_blocked(&self) {
         if self.blocked_since.load(Ordering::Relaxed) == 0 {
-            let _ = self.blocked_since.compare_exchange(
-                0,
-                clock(Instant::now()),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+            self.start_clock(Instant::now());
         }
+    }
+
+    /// Starts the no-progress clock at `at` unless it runs already.
+    fn start_clock(&self, at: Instant) {
+        // The mark first, so that a writer that sees the clock running rarely measures
+        // from an old mark. Relaxed: a heuristic (see `written`); if another thread's start
+        // wins the race, the mark is a little later than its clock, which asks a little
+        // more progress of the client, once.
+        self.blocked_mark.store(
+            self.written_total.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        let _ =
+            self.blocked_since
+                .compare_exchange(0, clock(at), Ordering::Relaxed, Ordering::Relaxed);
     }
 
     /// Wakes every stalled producer (used when the client closes).
@@ -319,14 +335,12 @@ struct Stall {
 }
 
 impl Stall {
-    /// Waits as described in [`Outbound::stall`]. After each window (from the instant
-    /// passed) in which the writer made no progress, asks `wedged`, and stops if it says
-    /// so. Returns true if it stopped that way.
-    #[allow(clippy::too_many_arguments)]
+    /// Waits as described in [`Outbound::stall`]. After each window that ends with the
+    /// queue still over `threshold`, asks `wedged` (passing the window's start), and stops
+    /// if it says so. Returns true if it stopped that way.
     fn wait(
         &self,
         pending: &AtomicUsize,
-        written_total: &AtomicU64,
         threshold: usize,
         window: Duration,
         deadline: Instant,
@@ -355,7 +369,6 @@ impl Stall {
                 if now >= deadline {
                     break;
                 }
-                let mark = written_total.load(Ordering::Relaxed);
                 let window_end = (now + window).min(deadline);
                 // `give_up` is checked here too: a close notifies the waiters *because* they
                 // should stop waiting; going back to sleep until the window's end would cost
@@ -364,10 +377,7 @@ impl Stall {
                     && !give_up()
                     && !self.cv.wait_until(&mut guard, window_end).timed_out()
                 {}
-                if pending.load(Ordering::Acquire) > threshold
-                    && written_total.load(Ordering::Relaxed) == mark
-                    && wedged(now)
-                {
+                if pending.load(Ordering::Acquire) > threshold && wedged(now) {
                     stuck = true;
                     break;
                 }
@@ -568,8 +578,64 @@ mod tests {
             "wedged clients do not stall producers"
         );
         q.written(10);
-        assert!(!q.stuck.load(Ordering::Relaxed), "progress clears it");
-        assert_eq!(q.blocked_since.load(Ordering::Relaxed), 0, "and its clock");
+        assert!(!q.stuck.load(Ordering::Relaxed), "progress clears the flag");
+        assert_ne!(
+            q.blocked_since.load(Ordering::Relaxed),
+            0,
+            "but 10 bytes are less than WEDGE_PROGRESS: the clock runs on"
+        );
+        assert_eq!(
+            q.stall(&p, deadline, || false),
+            Duration::ZERO,
+            "so the next stall finds it wedged again"
+        );
+        assert!(q.stuck.load(Ordering::Relaxed));
+    }
+
+    /// A client that takes a trickle (a byte now and then) is wedged all the same: a few
+    /// bytes must not keep its publishers waiting, or one client reading a byte every few
+    /// hundred milliseconds would throttle every publisher on its subjects for good.
+    #[test]
+    fn a_trickle_of_progress_is_still_wedged() {
+        let q = Arc::new(Outbound::new());
+        let mut b = Batch::new();
+        b.push(&vec![0u8; 1 << 20]);
+        let _token = q.push(b);
+        let p = StallPolicy {
+            progress_window: Duration::from_millis(5),
+            wedged_after: Duration::from_millis(50),
+            ..policy()
+        };
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let producer = {
+            let q = q.clone();
+            std::thread::spawn(move || {
+                q.stall(&p, Instant::now() + Duration::from_secs(3600), || false);
+                let _ = done_tx.send(());
+            })
+        };
+        q.write_blocked();
+        // One byte every 2 ms until the producer stops waiting; a bound on the bytes, not
+        // the time, so a slow machine cannot fail it: by then far more than wedged_after has
+        // passed.
+        let mut trickled = 0;
+        while done_rx.try_recv().is_err() {
+            assert!(trickled < 5_000, "a trickle kept the producer waiting");
+            q.written(1);
+            trickled += 1;
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(q.stuck.load(Ordering::Relaxed), "marked wedged");
+        assert_eq!(
+            q.stall(&p, Instant::now() + Duration::from_secs(3600), || false),
+            Duration::ZERO,
+            "and later stalls return at once"
+        );
+        producer.join().unwrap();
+        // Real progress, WEDGE_PROGRESS bytes, stops the clock and clears the flag.
+        q.written(WEDGE_PROGRESS as usize);
+        assert_eq!(q.blocked_since.load(Ordering::Relaxed), 0, "clock stopped");
+        assert!(!q.stuck.load(Ordering::Relaxed), "no longer wedged");
     }
 
     /// A full socket is not a wedged client: a subscriber that reads slowly fills its socket
