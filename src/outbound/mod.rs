@@ -92,14 +92,16 @@ pub struct Outbound {
     /// When the client's writes stopped making progress, in nanoseconds after [`epoch`]
     /// plus one; 0 while they make progress. Started by its writer, when a write finds the
     /// socket full, or by a producer that waited a whole progress window; stopped once
-    /// [`WEDGE_PROGRESS`] bytes have been written since it started. A slow client's clock
-    /// keeps stopping; a wedged client's, or one that takes only a trickle, runs on.
+    /// [`WEDGE_PROGRESS`] bytes have been written since it started, or the queue is empty.
+    /// A slow client's clock keeps stopping; a wedged client's, or one that takes only a
+    /// trickle, runs on.
     blocked_since: AtomicU64,
     /// `written_total` when the clock above started.
     blocked_mark: AtomicU64,
     /// Set once the clock above has run for [`StallPolicy::wedged_after`]: producers do not
     /// stall on a wedged client (it must not throttle its publishers for long; it becomes a
-    /// slow consumer instead). Cleared by the next progress.
+    /// slow consumer instead). Cleared by the next byte written; while the clock runs on, the
+    /// next stall sets it again at once.
     stuck: AtomicBool,
     stall: Stall,
 }
@@ -133,8 +135,9 @@ pub struct StallPolicy {
     pub threshold: usize,
     /// How often a waiting producer checks that the writer still makes progress.
     pub progress_window: Duration,
-    /// A client whose writes made no progress for this long is *wedged*: producers stop
-    /// waiting for it (until it makes progress again), so that it costs its publishers this
+    /// A client that took less than [`WEDGE_PROGRESS`] bytes in this long, with its queue
+    /// never empty, is *wedged*: producers stop waiting for it (until it makes progress
+    /// again), so that it costs its publishers this
     /// long once, and it is left to `max_pending` and `write_deadline`. Shorter pauses,
     /// such as a CPU-starved client's, keep its publishers waiting, which is what bounds
     /// memory under slow subscribers.
@@ -207,8 +210,11 @@ impl Outbound {
         // Relaxed, load before store: the clock and the flag are heuristics too (a race
         // with a clock being started costs one wrong guess, corrected by the next write or
         // window), and most writes find them clear, so they do not dirty the cache line.
+        // An empty queue stops it too: a client that took everything is not wedged, and a
+        // clock left running would deny it backpressure at its next burst.
         if self.blocked_since.load(Ordering::Relaxed) != 0
-            && total.wrapping_sub(self.blocked_mark.load(Ordering::Relaxed)) >= WEDGE_PROGRESS
+            && (left == 0
+                || total.wrapping_sub(self.blocked_mark.load(Ordering::Relaxed)) >= WEDGE_PROGRESS)
         {
             self.blocked_since.store(0, Ordering::Relaxed);
         }
@@ -240,8 +246,8 @@ impl Outbound {
 
     /// Producer side: waits while more than `policy.threshold` bytes are pending, at most
     /// until `deadline`, or until `give_up()` (the client is closing), or until the client
-    /// has made no progress for `policy.wedged_after` (then it is marked wedged and later
-    /// calls return at once until it makes progress). Returns the time spent waiting.
+    /// is wedged: it took less than [`WEDGE_PROGRESS`] bytes in `policy.wedged_after` (then
+    /// it is marked wedged and later calls return at once until it makes progress). Returns the time spent waiting.
     pub fn stall(
         &self,
         policy: &StallPolicy,
@@ -275,7 +281,7 @@ impl Outbound {
         start.elapsed()
     }
 
-    /// Whether the client's writes have made no progress for `policy.wedged_after` at `now`.
+    /// Whether the client's no-progress clock has run for `policy.wedged_after` at `now`.
     fn wedged(&self, policy: &StallPolicy, now: Instant) -> bool {
         let since = self.blocked_since.load(Ordering::Relaxed);
         since != 0
@@ -284,9 +290,10 @@ impl Outbound {
     }
 
     /// Writer side: a write to this client found its socket full. Starts the client's
-    /// no-progress clock unless it runs already; the next byte written stops it. Starting
-    /// it here, not only when a producer waits, means that many wedged clients found at
-    /// once are all wedged after one `wedged_after`, not one after the other.
+    /// no-progress clock unless it runs already; [`WEDGE_PROGRESS`] bytes written, or an
+    /// empty queue, stop it. Starting it here, not only when a producer waits, means that
+    /// many wedged clients found at once are all wedged after one `wedged_after`, not one
+    /// after the other.
     pub fn write_blocked(&self) {
         if self.blocked_since.load(Ordering::Relaxed) == 0 {
             self.start_clock(Instant::now());
@@ -681,6 +688,11 @@ mod tests {
             .expect("released by the drain");
         assert!(left <= 100, "it waited for the queue to drain");
         assert!(!q.stuck.load(Ordering::Relaxed));
+        assert_eq!(
+            q.blocked_since.load(Ordering::Relaxed),
+            0,
+            "an empty queue stops the clock (1000 bytes are less than WEDGE_PROGRESS)"
+        );
         producer.join().unwrap();
     }
 }
