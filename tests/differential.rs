@@ -58,7 +58,29 @@ struct Transcript {
     closed: Vec<usize>,
 }
 
+/// Waits until the server has dropped the subscriptions of the previous script's
+/// connections, which closed when that script ended: a server handles a close on its own
+/// time, and a leftover `SUB >` would swallow the next script's publishes (and so its
+/// no-responders replies). Publishes to a one-token subject with no-responders on, until the
+/// 503 comes back: then nothing else is subscribed to it. Gives up quietly after 5 s (the
+/// comparison then shows what differs).
+fn settle(server: &ServerProcess) {
+    let mut probe = server.raw();
+    probe.send(b"CONNECT {\"headers\":true,\"no_responders\":true,\"verbose\":false}\r\nSUB _settle.reply 1\r\n");
+    for _ in 0..500 {
+        let frames = probe.exchange(b"PUB settle _settle.reply 0\r\n\r\n");
+        if frames
+            .iter()
+            .any(|f| matches!(f, Frame::Msg(line, _) if line.starts_with("HMSG _settle.reply 1 ")))
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 fn run(server: &ServerProcess, sc: &Script) -> Transcript {
+    settle(server);
     let mut conns: BTreeMap<usize, Raw> = BTreeMap::new();
     let mut steps = Vec::new();
     for (i, step) in sc.steps.iter().enumerate() {
