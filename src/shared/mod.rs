@@ -267,6 +267,12 @@ impl Shared {
         self.auth_generation.fetch_add(1, Ordering::Release);
     }
 
+    /// `write_deadline` in nanoseconds, as writers read it (Relaxed; a reload stores the
+    /// new value): for writers outside the pool ([`crate::writer::Drainer::new`]).
+    pub fn write_deadline(&self) -> Arc<AtomicU64> {
+        self.write_deadline.clone()
+    }
+
     /// The TLS server configuration in force, if TLS is on.
     pub fn tls(&self) -> Option<Arc<rustls::ServerConfig>> {
         self.tls.read().clone()

@@ -4,7 +4,7 @@
 //! `wire` buffer (or the TLS session), so what waits for the socket is those bytes only; a
 //! full socket is handled as for plain text (retry list, `write_deadline`).
 
-use super::{sent, Step, Writer, RETRY_MAX, WRITE_TARGET};
+use super::{sent, Drainer, Step, RETRY_MAX, WRITE_TARGET};
 use crate::client::Client;
 use crate::close::CloseReason;
 use crate::outbound::{Batch, Output};
@@ -12,7 +12,7 @@ use crate::websocket::{close_frame_for, write_compressed, Deflater, Framer, COMP
 use smallvec::SmallVec;
 use std::io::{IoSlice, Write};
 
-impl Writer {
+impl Drainer {
     /// One step of an encoded connection: write the waiting `wire` bytes; or, once they are
     /// out, gather batches and encode them into `wire`. Lock order: `Client::output` (held by
     /// the caller), then `Client::tls` (never the other way round); socket I/O is never done

@@ -154,19 +154,40 @@ impl Ord for Retry {
     }
 }
 
-struct Writer {
+/// A writer's means to drain clients: its iovec allocation, the batch pool, the write
+/// deadline and its WebSocket compressor. A pool writer thread has one; so does each
+/// worker thread of an async runner (beaver-async), whose write tasks drain clients with
+/// it between awaits. [`Drainer::drain`] is everything a writer does for one client short
+/// of deciding what comes next.
+pub struct Drainer {
     /// The iovec list's allocation, kept between writes (empty between them).
     iov: Vec<IoSlice<'static>>,
-    ready: Receiver<Ready>,
-    requeue: Sender<Ready>,
     pool: Arc<BatchPool>,
-    retries: BinaryHeap<Retry>,
-    seq: u64,
     /// `write_deadline` in nanoseconds, shared with the server so that a reload changes it.
     /// Relaxed: a setting read when a write is stuck, publishing nothing else.
     write_deadline: Arc<AtomicU64>,
     /// WebSocket compression's state (see `encoded`).
     deflate: encoded::Deflate,
+}
+
+/// Where a [`Drainer::drain`] stopped, and what its caller must do with the token.
+pub enum Drained {
+    /// The queue is empty (the token is given back) or the client is gone.
+    Done,
+    /// A fair share ([`FAIR_SHARE`]) was written and more is queued: let other clients have
+    /// their turn, then drain again with this token.
+    Yield(Token),
+    /// The socket is full: drain again with this token once it has room, or after this
+    /// long at the latest (the write deadline is checked on each try).
+    Blocked(Token, Duration),
+}
+
+struct Writer {
+    drainer: Drainer,
+    ready: Receiver<Ready>,
+    requeue: Sender<Ready>,
+    retries: BinaryHeap<Retry>,
+    seq: u64,
 }
 
 impl WriterPool {
@@ -185,14 +206,16 @@ impl WriterPool {
         let mut threads = Vec::with_capacity(n);
         for i in 0..n.max(1) {
             let mut w = Writer {
-                iov: Vec::with_capacity(MAX_IOV),
+                drainer: Drainer {
+                    iov: Vec::with_capacity(MAX_IOV),
+                    pool: pool.clone(),
+                    write_deadline: write_deadline.clone(),
+                    deflate: encoded::Deflate::new(compression),
+                },
                 ready: ready_rx.clone(),
                 requeue: ready_tx.clone(),
-                pool: pool.clone(),
                 retries: BinaryHeap::new(),
                 seq: 0,
-                write_deadline: write_deadline.clone(),
-                deflate: encoded::Deflate::new(compression),
             };
             threads.push(
                 std::thread::Builder::new()
@@ -262,36 +285,90 @@ impl Writer {
     /// Writes as much of `client`'s queue as the socket takes; see the module docs. `token`
     /// is the client's scheduled token: this writer is the one draining it.
     fn flush(&mut self, client: Arc<Client>, mut token: Token) {
+        loop {
+            match self.drainer.drain(&client, token) {
+                Drained::Done => return,
+                // A fair share is out: other clients' turn (the drain has let go of the
+                // output, so the writer that takes the client next never waits).
+                Drained::Yield(kept) => match self.yield_turn(&client, kept) {
+                    Some(kept) => token = kept,
+                    None => return,
+                },
+                Drained::Blocked(kept, delay) => {
+                    self.park(client, kept, delay);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// After a fair share, sends `client` (with its token) to the back of the ready queue so
+    /// that other clients get their turn. The caller has let go of the output first: the
+    /// writer that receives the client may lock it at once. `try_send`: a writer never waits
+    /// for room in the ready queue (only writers empty it); if it is full, the token comes
+    /// back and the caller keeps writing.
+    fn yield_turn(&self, client: &Arc<Client>, token: Token) -> Option<Token> {
+        match self.requeue.try_send(Ready::Client(client.clone(), token)) {
+            Ok(()) => None,
+            Err(TrySendError::Full(Ready::Client(_, token)))
+            | Err(TrySendError::Disconnected(Ready::Client(_, token))) => Some(token),
+            // Not what was sent.
+            Err(TrySendError::Full(Ready::Stop) | TrySendError::Disconnected(Ready::Stop)) => None,
+        }
+    }
+
+    /// Puts a client whose socket is full in this writer's retry list; it keeps its
+    /// scheduled token meanwhile (producers keep queueing without waking anyone).
+    fn park(&mut self, client: Arc<Client>, token: Token, delay: Duration) {
+        self.seq += 1;
+        self.retries.push(Retry {
+            at: Instant::now() + delay,
+            seq: self.seq,
+            client,
+            token,
+        });
+    }
+}
+
+impl Drainer {
+    /// A drainer for plain-text clients (no WebSocket compressor): an async runner's.
+    /// `write_deadline` is the server's (see [`crate::shared::Shared::write_deadline`]).
+    pub fn new(pool: Arc<BatchPool>, write_deadline: Arc<AtomicU64>) -> Drainer {
+        Drainer {
+            iov: Vec::with_capacity(MAX_IOV),
+            pool,
+            write_deadline,
+            deflate: encoded::Deflate::new(false),
+        }
+    }
+
+    /// Drains `client`'s queue, holding its scheduled `token`, until the queue is empty
+    /// (the token is given back), a fair share is written, or the socket is full: see the
+    /// module docs, and [`Drained`] for what the caller does next. Never waits for the
+    /// socket.
+    pub fn drain(&mut self, client: &Arc<Client>, mut token: Token) -> Drained {
         let mut st = client.output(&token);
         let mut budget = FAIR_SHARE;
         loop {
             if client.is_shut() {
-                match self.shut(&client, &mut st, token) {
+                match self.shut(client, &mut st, token) {
                     Some(kept) => token = kept,
-                    None => return,
+                    None => return Drained::Done,
                 }
                 continue;
             }
             // One branch for TLS and WebSocket; the plain-text step is unchanged by them.
             let step = if client.tls.is_some() || client.websocket.is_some() {
-                self.step_encoded(&client, &mut st)
+                self.step_encoded(client, &mut st)
             } else {
-                self.step(&client, &mut st)
+                self.step(client, &mut st)
             };
             match step {
                 Step::Again => {}
                 Step::Wrote(n) => {
                     budget = budget.saturating_sub(n);
                     if budget == 0 {
-                        // A fair share is out: other clients' turn. Let go of the output
-                        // first, so the writer that takes the client next never waits.
-                        drop(st);
-                        match self.yield_turn(&client, token) {
-                            Some(kept) => token = kept,
-                            None => return,
-                        }
-                        st = client.output(&token);
-                        budget = FAIR_SHARE;
+                        return Drained::Yield(token);
                     }
                 }
                 Step::Idle => {
@@ -299,14 +376,10 @@ impl Writer {
                     // arrived).
                     match client.outbound.release(token) {
                         Some(kept) => token = kept,
-                        None => return,
+                        None => return Drained::Done,
                     }
                 }
-                Step::Park(delay) => {
-                    drop(st);
-                    self.park(client, token, delay);
-                    return;
-                }
+                Step::Park(delay) => return Drained::Blocked(token, delay),
             }
         }
     }
@@ -375,21 +448,6 @@ impl Writer {
         }
     }
 
-    /// After a fair share, sends `client` (with its token) to the back of the ready queue so
-    /// that other clients get their turn. The caller has let go of the output first: the
-    /// writer that receives the client may lock it at once. `try_send`: a writer never waits
-    /// for room in the ready queue (only writers empty it); if it is full, the token comes
-    /// back and the caller keeps writing.
-    fn yield_turn(&self, client: &Arc<Client>, token: Token) -> Option<Token> {
-        match self.requeue.try_send(Ready::Client(client.clone(), token)) {
-            Ok(()) => None,
-            Err(TrySendError::Full(Ready::Client(_, token)))
-            | Err(TrySendError::Disconnected(Ready::Client(_, token))) => Some(token),
-            // Not what was sent.
-            Err(TrySendError::Full(Ready::Stop) | TrySendError::Disconnected(Ready::Stop)) => None,
-        }
-    }
-
     /// A write found `client`'s socket full. Whether it has been blocked, with no progress,
     /// for `write_deadline`: then it is closed as a slow consumer (logged once, with the
     /// `pending` bytes), and the caller's next turn discards its queue.
@@ -410,18 +468,6 @@ impl Writer {
             );
         }
         true
-    }
-
-    /// Puts a client whose socket is full in this writer's retry list; it keeps its
-    /// scheduled token meanwhile (producers keep queueing without waking anyone).
-    fn park(&mut self, client: Arc<Client>, token: Token, delay: Duration) {
-        self.seq += 1;
-        self.retries.push(Retry {
-            at: Instant::now() + delay,
-            seq: self.seq,
-            client,
-            token,
-        });
     }
 
     /// A client whose socket is shut: nothing more is written. What it had in flight goes;
