@@ -15,6 +15,7 @@
 //! Either way the client's own reader thread wakes up from its blocking read and is the one
 //! that removes the subscriptions and unregisters the client.
 
+mod doorbell;
 mod leaf;
 mod service;
 mod snapshot;
@@ -23,6 +24,7 @@ mod subscription;
 pub(crate) mod tls;
 
 pub use crate::outbound::StallPolicy;
+pub use doorbell::{Doorbell, Ring};
 pub use service::{Service, ServiceMsg, ServiceReply};
 pub use snapshot::{ClientSnapshot, SubSnapshot};
 pub use stats::{ClientStats, MsgCounter, Traffic};
@@ -91,8 +93,8 @@ pub struct Client {
     /// The token makes the writer's exclusive access a type; the mutex remains because
     /// `release` can run without the token (see there).
     output: Mutex<Output>,
-    /// The doorbell: hands this client to the writer pool.
-    doorbell: Sender<Ready>,
+    /// The doorbell: hands this client to its writer (the writer pool's, in `beaver`).
+    doorbell: Doorbell,
     /// 0 while open, else the [`CloseReason`] that closed it (first one wins).
     close_reason: AtomicU8,
     /// Set once the socket has been shut down; queued output is then discarded.
@@ -162,13 +164,14 @@ impl Client {
         cid: u64,
         addr: SocketAddr,
         socket: Arc<Socket>,
-        doorbell: Sender<Ready>,
+        doorbell: impl Into<Doorbell>,
         max_pending: usize,
         departed: Arc<ClientStats>,
         tls: Option<rustls::Connection>,
         account: Arc<crate::client::Account>,
     ) -> Self {
         let socket = Some(socket);
+        let doorbell = doorbell.into();
         Client::new_inner(
             cid,
             addr,
@@ -187,7 +190,7 @@ impl Client {
         cid: u64,
         addr: SocketAddr,
         socket: Option<Arc<Socket>>,
-        doorbell: Sender<Ready>,
+        doorbell: Doorbell,
         max_pending: usize,
         departed: Arc<ClientStats>,
         tls: Option<rustls::Connection>,
@@ -241,7 +244,7 @@ impl Client {
             cid,
             addr,
             None,
-            doorbell,
+            Doorbell::pool(doorbell),
             usize::MAX,
             Arc::default(),
             None,
@@ -609,8 +612,17 @@ impl Client {
 
     /// Hands the client, with its scheduled token, to the writer pool.
     pub(crate) fn ring(self: &Arc<Self>, token: Token) {
-        // The pool outlives every client; if it is gone the server is exiting anyway.
-        let _ = self.doorbell.send(Ready::Client(self.clone(), token));
+        self.doorbell.ring(self.clone(), token);
+    }
+
+    /// An async producer's wait for this client's queue to drain (backpressure; see
+    /// [`crate::outbound::StallWait`]), until `deadline` at the latest.
+    pub fn stall_wait(
+        &self,
+        policy: &StallPolicy,
+        deadline: Instant,
+    ) -> crate::outbound::StallWait<'_> {
+        self.outbound.stall_wait(policy, deadline)
     }
 
     /// The writer's side of the output, for the holder of the scheduled token. Never

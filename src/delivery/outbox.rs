@@ -117,8 +117,49 @@ impl Outbox {
     /// Route readers pass `None`: as in nats-server, only client producers are stalled, so
     /// that one slow subscriber on this server does not delay all traffic from another.
     pub fn flush(&mut self, pool: &BatchPool, stall: Option<&StallPolicy>, own_cid: u64) {
+        if self.queue_all(pool, stall, own_cid) {
+            if let Some(stall) = stall {
+                let deadline = Instant::now() + stall.max_wait;
+                for slot in &self.slots {
+                    let c = &slot.client;
+                    if c.cid != own_cid && c.pending_bytes() > stall.threshold {
+                        c.outbound.stall(stall, deadline, || c.is_closing());
+                    }
+                }
+            }
+        }
+        self.clear();
+    }
+
+    /// [`Outbox::flush`] for a producer that must not wait here (an async runner): the
+    /// destinations it would wait for are added to `stalled` instead (each once), for the
+    /// caller to wait on without blocking its thread ([`crate::outbound::StallWait`]).
+    pub fn flush_deferring_stall(
+        &mut self,
+        pool: &BatchPool,
+        stall: &StallPolicy,
+        own_cid: u64,
+        stalled: &mut Vec<Arc<Client>>,
+    ) {
+        if self.queue_all(pool, Some(stall), own_cid) {
+            for slot in &self.slots {
+                let c = &slot.client;
+                if c.cid != own_cid
+                    && c.pending_bytes() > stall.threshold
+                    && !stalled.iter().any(|s| Arc::ptr_eq(s, c))
+                {
+                    stalled.push(c.clone());
+                }
+            }
+        }
+        self.clear();
+    }
+
+    /// Queues every staged batch (see [`Outbox::flush`]); returns whether a destination
+    /// other than `own_cid` is now over `stall`'s threshold.
+    fn queue_all(&mut self, pool: &BatchPool, stall: Option<&StallPolicy>, own_cid: u64) -> bool {
         if self.slots.is_empty() {
-            return;
+            return false;
         }
         let mut must_stall = false;
         if let Some(direct) = &mut self.direct {
@@ -148,15 +189,11 @@ impl Outbox {
                 must_stall = true;
             }
         }
-        if let (true, Some(stall)) = (must_stall, stall) {
-            let deadline = Instant::now() + stall.max_wait;
-            for slot in &self.slots {
-                let c = &slot.client;
-                if c.cid != own_cid && c.pending_bytes() > stall.threshold {
-                    c.outbound.stall(stall, deadline, || c.is_closing());
-                }
-            }
-        }
+        must_stall
+    }
+
+    /// Forgets the slots, once their batches are queued.
+    fn clear(&mut self) {
         self.slots.clear();
         self.index.clear();
         self.last = usize::MAX;

@@ -33,9 +33,11 @@
 
 mod batch;
 mod output;
+mod stall_wait;
 
 pub use batch::{Batch, BatchPool, MAX_POOLED_CAPACITY, POOL_BYTES, POOL_SIZE, SHARE_MIN};
 pub use output::Output;
+pub use stall_wait::{StallPoll, StallWait};
 
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Queue};
 use crossbeam_utils::CachePadded;
@@ -337,7 +339,9 @@ struct Stall {
     /// The level under which waiters are released: the threshold the last waiter asked for
     /// (all producers use the server's one stall policy).
     release_below: AtomicUsize,
-    lock: Mutex<()>,
+    /// Guards the wait itself, and holds the wakers of async waiters ([`StallWait`]), which
+    /// are woken with the condition variable's waiters.
+    lock: Mutex<Vec<std::task::Waker>>,
     cv: Condvar,
 }
 
@@ -409,8 +413,17 @@ impl Stall {
 
     fn release_all(&self) {
         // Taking the lock orders this notify after a waiter's check-then-wait.
-        let _guard = self.lock.lock();
+        let mut wakers = self.lock.lock();
         self.cv.notify_all();
+        if wakers.is_empty() {
+            return;
+        }
+        let wakers = std::mem::take(&mut *wakers);
+        // (The lock is still held: a waker only schedules its task, which then locks again
+        // to look.)
+        for w in wakers {
+            w.wake();
+        }
     }
 }
 
@@ -564,6 +577,43 @@ mod loom_models {
                 Instant::now() + Duration::from_secs(3600),
                 || false,
             );
+            writer.join().unwrap();
+            assert_eq!(q.pending(), 0);
+        });
+    }
+
+    /// An async producer's stall ([`StallWait`]): the writer's progress wakes its waker
+    /// (the same handshake of `waiters` and `pending`, with the waker registered under the
+    /// stall lock), so a task that sleeps until woken is never left asleep.
+    #[test]
+    fn an_async_stalled_producer_is_woken_when_the_queue_drains() {
+        // The task's waker: loom's park/unpark (a task that is never woken is a deadlock,
+        // which loom reports).
+        struct Woken(loom::sync::Notify);
+        impl std::task::Wake for Woken {
+            fn wake(self: std::sync::Arc<Self>) {
+                self.0.notify();
+            }
+        }
+        loom::model(|| {
+            let q = Arc::new(Outbound::new());
+            let _token = q.push(batch(10));
+            let writer = {
+                let q = q.clone();
+                loom::thread::spawn(move || {
+                    if let Some(b) = q.pop() {
+                        q.written(b.len());
+                    }
+                })
+            };
+            let woken = std::sync::Arc::new(Woken(loom::sync::Notify::new()));
+            let waker = std::task::Waker::from(woken.clone());
+            let mut wait = q.stall_wait(&policy(), Instant::now() + Duration::from_secs(3600));
+            while let StallPoll::Until(_) = wait.poll(&waker, || false) {
+                // A task sleeps here until woken: the writer must wake it.
+                woken.0.wait();
+            }
+            drop(wait);
             writer.join().unwrap();
             assert_eq!(q.pending(), 0);
         });

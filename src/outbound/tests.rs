@@ -107,6 +107,48 @@ fn stall_is_released_by_the_writer() {
     assert!(q.pending() <= 100, "woken once drained, not timed out");
 }
 
+/// An async producer's stall ([`StallWait`]): pending while the queue is over the threshold
+/// (with the end of its progress window as the time to look again), woken by the writer's
+/// progress, and done once the queue has drained.
+#[test]
+fn an_async_stall_is_woken_by_the_writer() {
+    struct Woken(std::sync::Mutex<bool>, std::sync::Condvar);
+    impl std::task::Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            *self.0.lock().unwrap() = true;
+            self.1.notify_all();
+        }
+    }
+    let q = Arc::new(Outbound::new());
+    let mut b = Batch::new();
+    b.push(&[0u8; 1000]);
+    let _token = q.push(b);
+    let woken = Arc::new(Woken(
+        std::sync::Mutex::new(false),
+        std::sync::Condvar::new(),
+    ));
+    let waker = std::task::Waker::from(woken.clone());
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(30);
+    let mut wait = q.stall_wait(&policy(), deadline);
+    match wait.poll(&waker, || false) {
+        StallPoll::Until(at) => assert!(at > start && at <= deadline, "a window's end"),
+        StallPoll::Done => panic!("1000 bytes pending over a threshold of 100: it waits"),
+    }
+    let q2 = q.clone();
+    let drainer = std::thread::spawn(move || {
+        let b = q2.pop().unwrap();
+        q2.written(b.len());
+    });
+    let mut flag = woken.0.lock().unwrap();
+    while !*flag {
+        flag = woken.1.wait(flag).unwrap();
+    }
+    drop(flag);
+    drainer.join().unwrap();
+    assert_eq!(wait.poll(&waker, || false), StallPoll::Done, "drained");
+}
+
 /// A stalled producer stops waiting as soon as it is told to give up (the client
 /// closed) and notified, not at the end of its progress window.
 #[test]
