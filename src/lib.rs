@@ -32,6 +32,7 @@
 //! - [`server`]: start-up, the acceptor, lame-duck mode and shutdown;
 //! - [`signals`], [`reload`], [`runfiles`], [`service`]: what nats-server does as a process:
 //!   signals, configuration reload, the pid and ports files, running as a Windows service;
+//!   [`process`]: the binary's `main`, which puts them together;
 //! - [`listen`]: listening sockets (dual-stack as Go's) and the addresses they are
 //!   reached at; [`limits`]: the system limits on clients (descriptors, threads).
 // No unsafe code, except the Win32 calls of `signals::windows`, `signals::scm`,
@@ -55,6 +56,7 @@ pub mod listen;
 pub mod logging;
 pub mod monitor;
 pub mod outbound;
+pub mod process;
 pub mod protocol;
 pub mod reload;
 pub mod route;

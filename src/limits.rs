@@ -70,7 +70,7 @@ pub fn raise_open_file_limit() -> Option<u64> {
 /// it, so that handing a connection to the writers never waits.
 pub fn connection_ceiling() -> Option<u64> {
     let open_files = open_file_limit();
-    let threads = thread_limits().into_iter().map(|(n, _)| n).min();
+    let threads = thread_caps().into_iter().map(|(n, _)| n).min();
     match (open_files, threads) {
         (Some(f), Some(t)) => Some(f.min(t)),
         (f, t) => f.or(t),
@@ -107,6 +107,7 @@ pub const MAPPINGS_PER_THREAD: u64 = 4;
 
 /// Mappings of the process that are not threads' (the executable, libraries, heap arenas,
 /// the batch pool), kept out of `vm.max_map_count` before it is divided by threads.
+#[cfg(target_os = "linux")]
 const RESERVED_MAPPINGS: u64 = 1024;
 
 /// What caps the number of clients below `max_connections`: the capacity and a sentence
@@ -136,10 +137,31 @@ fn smallest_cap(open_files: Option<u64>) -> Option<(u64, String)> {
             format!("the open file limit is {n} (ulimit -n)"),
         ));
     }
-    for (threads, what) in thread_limits() {
+    for (threads, what) in thread_caps() {
         caps.push((threads.saturating_sub(RESERVED_THREADS), what));
     }
     caps.into_iter().min_by_key(|(n, _)| *n)
+}
+
+/// Whether each client connection has a thread of its own (its reader): true in `beaver`;
+/// beaver-async runs them as tasks ([`set_reader_threads`]). Relaxed: set once by `main`
+/// before anything reads it.
+static READER_THREADS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Says whether client connections have a reader thread each (see `process::Variant`):
+/// without, the thread limits cap nothing and only descriptors count. Call before the
+/// first [`client_ceiling`].
+pub fn set_reader_threads(on: bool) {
+    READER_THREADS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The thread limits that cap connections: [`thread_limits`], when each has a thread.
+fn thread_caps() -> Vec<(u64, String)> {
+    if READER_THREADS.load(std::sync::atomic::Ordering::Relaxed) {
+        thread_limits()
+    } else {
+        Vec::new()
+    }
 }
 
 /// The thread limits of this system and process, each with its name (Linux).

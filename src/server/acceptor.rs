@@ -8,18 +8,20 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What an acceptor does with a connection: start its reader.
-pub(super) type Start = Box<dyn Fn(&Arc<Shared>, TcpStream, SocketAddr) -> io::Result<()> + Send>;
+/// What an acceptor does with a connection: start its reader. An error is logged (the
+/// connection is the starter's to close).
+pub type Start = Box<dyn Fn(&Arc<Shared>, TcpStream, SocketAddr) -> io::Result<()> + Send>;
 
 /// Starts the client acceptor. It exits when the server is shutting down or enters lame-duck
-/// mode (woken by [`AcceptLoop::stop`]).
-pub(super) fn spawn(shared: Arc<Shared>, listener: TcpListener) -> io::Result<AcceptLoop> {
-    spawn_with(
-        "beaver-acceptor",
-        shared,
-        listener,
-        Box::new(crate::session::spawn),
-    )
+/// mode (woken by [`AcceptLoop::stop`]). `start` runs each client connection: a reader
+/// thread's (`session::spawn`) unless the caller has its own runner.
+pub(super) fn spawn(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    start: Option<Start>,
+) -> io::Result<AcceptLoop> {
+    let start = start.unwrap_or_else(|| Box::new(crate::session::spawn));
+    spawn_with("beaver-acceptor", shared, listener, start)
 }
 
 /// Starts an acceptor thread named `name` that hands each connection to `start`.

@@ -18,6 +18,8 @@
 //! socket at once; (4) stop the writer pool.
 
 mod acceptor;
+/// How a client connection is started: see [`Server::start_with`].
+pub use acceptor::Start as ClientStart;
 
 use crate::client::{Accounts, Client, Ready, StallPolicy};
 use crate::close::CloseReason;
@@ -189,6 +191,14 @@ impl Server {
     /// Binds the client port (and the monitoring port when `http_port` is set), and starts
     /// the acceptor, the writer pool and the monitoring acceptor.
     pub fn start(config: Config) -> Result<Server, StartError> {
+        Server::start_with(config, None)
+    }
+
+    /// [`Server::start`], with the client port's connections run by `clients` (each one
+    /// accepted is handed to it, on the acceptor thread) instead of a reader thread each:
+    /// how beaver-async runs them as tokio tasks ([`crate::session::Session`]). Routes,
+    /// leafnodes, WebSocket clients and monitoring are unchanged.
+    pub fn start_with(config: Config, clients: Option<ClientStart>) -> Result<Server, StartError> {
         let tls = match &config.tls {
             Some(t) => Some(crate::auth::tls::server_config(t).map_err(StartError::Tls)?),
             None => None,
@@ -415,7 +425,7 @@ impl Server {
                 }
             }));
         }
-        let acceptor = acceptor::spawn(shared.clone(), listener)?;
+        let acceptor = acceptor::spawn(shared.clone(), listener, clients)?;
         let route_acceptor = match (route_listener, &routes) {
             (Some(l), Some(r)) => {
                 log::info!("Cluster name is {}", r.name());

@@ -20,12 +20,14 @@
 mod connect;
 mod ping;
 mod publish;
+mod runner;
 mod subs;
 pub(crate) use subs::apply_permissions;
 mod tls;
 mod trace;
 mod websocket;
 
+pub use runner::Session;
 pub(crate) use websocket::spawn_websocket;
 pub use websocket::WebSocketListener;
 
@@ -99,70 +101,18 @@ fn start(
 ) -> io::Result<()> {
     // One descriptor per connection, shared by the reader and the writers (see `Socket`).
     let socket = Arc::new(Socket::new(stream)?);
-    let tls = match tls {
-        Some(config) => {
-            let mut session = rustls::ServerConnection::new(config.clone())
-                .map_err(|e| io::Error::other(e.to_string()))?;
-            // The writer bounds what it hands over (one gather at a time); rustls must take
-            // all of it.
-            session.set_buffer_limit(None);
-            Some(rustls::Connection::Server(session))
-        }
-        None => None,
+    let doorbell = shared.doorbell.clone().into();
+    let Some(conn) = Connection::accept(shared, socket, addr, tls, ws, doorbell)? else {
+        return Ok(());
     };
-    let cid = shared.registry.next_cid();
-    let mut client = Client::new(
-        cid,
-        addr,
-        socket.clone(),
-        shared.doorbell.clone(),
-        shared.config().max_pending,
-        shared.registry.departed().clone(),
-        tls,
-        shared.accounts.global().clone(),
-    );
-    if ws.is_some() {
-        client = client.into_websocket();
-    }
-    let client = Arc::new(client);
-    shared.registry.register(client.clone());
-    // Admitted (or not) before anything else, atomically: clients still in their handshake
-    // are counted, but never refused on each other's account.
-    let admission = shared.admit();
-    // A refused connection is told so by a reader thread of its own, within a bound.
-    let refusal = match admission {
-        Some(_) => None,
-        None => match shared.refuse() {
-            Some(r) => Some(r),
-            None => {
-                log::debug!("{addr} - maximum connections exceeded; closed at once");
-                shared.registry.unregister(cid);
-                client.abort(CloseReason::MaxConnectionsExceeded);
-                return Ok(());
-            }
-        },
-    };
-    let conn = match Connection::new(shared.clone(), client.clone(), socket, admission) {
-        Ok(mut conn) => {
-            conn.ws = ws;
-            conn.refusal = refusal;
-            // A WebSocket listener may have credentials of its own.
-            conn.awaiting_auth = conn.auth().required();
-            conn.auth_deadline = Instant::now() + conn.auth().timeout();
-            conn
-        }
-        Err(e) => {
-            shared.registry.unregister(cid);
-            client.abort(CloseReason::ReadError);
-            return Err(e);
-        }
-    };
+    let (cid, client) = (conn.client.cid, conn.client.clone());
     let spawned = std::thread::Builder::new()
         .name(format!("beaver-reader-{cid}"))
         .stack_size(READER_STACK)
         .spawn(move || conn.run());
     if let Err(e) = spawned {
-        shared.registry.unregister(cid);
+        // The closure, and the connection in it, were dropped unrun: that finished it
+        // (`Drop`), as an abort.
         client.abort(CloseReason::ServerShutdown);
         return Err(e);
     }
@@ -216,6 +166,10 @@ struct Connection {
     /// back to `ping_interval` when that check runs).
     first_ping_pending: bool,
     stall: StallPolicy,
+    /// `None` for a reader thread, which waits in `flush` for subscribers over the stall
+    /// threshold; `Some` for an async runner's session ([`Session`]), which must not: the
+    /// clients to wait for are collected here instead, for the runner to wait on.
+    stalled: Option<Vec<Arc<Client>>>,
     trace: bool,
     /// Authentication is required and no valid `CONNECT` has been seen yet.
     awaiting_auth: bool,
@@ -275,6 +229,78 @@ impl Limits {
 }
 
 impl Connection {
+    /// Registers an accepted connection and prepares its reader: the shared [`Client`]
+    /// (whose writer `doorbell` reaches), admission under `max_connections`, the TLS
+    /// session. `Ok(None)`: refused and closed at once (over `max_connections` with no room
+    /// to tell it so). On error the connection is closed and unregistered.
+    fn accept(
+        shared: &Arc<Shared>,
+        socket: Arc<Socket>,
+        addr: SocketAddr,
+        tls: Option<&Arc<rustls::ServerConfig>>,
+        ws: Option<websocket::WsReader>,
+        doorbell: crate::client::Doorbell,
+    ) -> io::Result<Option<Connection>> {
+        let tls = match tls {
+            Some(config) => {
+                let mut session = rustls::ServerConnection::new(config.clone())
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                // The writer bounds what it hands over (one gather at a time); rustls must
+                // take all of it.
+                session.set_buffer_limit(None);
+                Some(rustls::Connection::Server(session))
+            }
+            None => None,
+        };
+        let cid = shared.registry.next_cid();
+        let mut client = Client::new(
+            cid,
+            addr,
+            socket.clone(),
+            doorbell,
+            shared.config().max_pending,
+            shared.registry.departed().clone(),
+            tls,
+            shared.accounts.global().clone(),
+        );
+        if ws.is_some() {
+            client = client.into_websocket();
+        }
+        let client = Arc::new(client);
+        shared.registry.register(client.clone());
+        // Admitted (or not) before anything else, atomically: clients still in their
+        // handshake are counted, but never refused on each other's account.
+        let admission = shared.admit();
+        // A refused connection is told so by a reader of its own, within a bound.
+        let refusal = match admission {
+            Some(_) => None,
+            None => match shared.refuse() {
+                Some(r) => Some(r),
+                None => {
+                    log::debug!("{addr} - maximum connections exceeded; closed at once");
+                    shared.registry.unregister(cid);
+                    client.abort(CloseReason::MaxConnectionsExceeded);
+                    return Ok(None);
+                }
+            },
+        };
+        match Connection::new(shared.clone(), client.clone(), socket, admission) {
+            Ok(mut conn) => {
+                conn.ws = ws;
+                conn.refusal = refusal;
+                // A WebSocket listener may have credentials of its own.
+                conn.awaiting_auth = conn.auth().required();
+                conn.auth_deadline = Instant::now() + conn.auth().timeout();
+                Ok(Some(conn))
+            }
+            Err(e) => {
+                shared.registry.unregister(cid);
+                client.abort(CloseReason::ReadError);
+                Err(e)
+            }
+        }
+    }
+
     fn new(
         shared: Arc<Shared>,
         client: Arc<Client>,
@@ -308,6 +334,7 @@ impl Connection {
             first_ping_pending: false,
             finished: false,
             stall: shared.stall,
+            stalled: None,
             trace: config.trace,
             awaiting_auth: shared.auth().required(),
             auth_deadline: Instant::now() + shared.auth().timeout(),
@@ -335,63 +362,89 @@ impl Connection {
     // below this function (and the writers' `run`) with callgrind's --toggle-collect.
     #[inline(never)]
     fn run(mut self) {
-        log::debug!("{} - Client connection created", self.client.log_prefix());
-        let reason = match self.greet() {
+        let reason = match self.open() {
             Ok(()) => self.read_loop(),
-            Err(c) => self.fail(c),
+            Err(reason) => reason,
         };
         self.finish(reason);
     }
 
+    /// The session's start: logged, then `INFO` (and, with TLS, the handshake). `Err`: the
+    /// connection ends, for this reason.
+    fn open(&mut self) -> Result<(), CloseReason> {
+        log::debug!("{} - Client connection created", self.client.log_prefix());
+        self.greet().map_err(|c| self.fail(c))
+    }
+
     fn read_loop(&mut self) -> CloseReason {
         loop {
-            if self.awaiting_auth {
-                if let Err(c) = self.check_auth_timeout() {
-                    return self.fail(c);
-                }
+            if let Err(reason) = self.before_read() {
+                return reason;
             }
-            match self.read() {
-                Ok(0) => {
-                    return self
-                        .client
-                        .close_reason()
-                        .unwrap_or(CloseReason::ClientClosed)
-                }
-                Ok(_) => {
-                    self.refresh_config();
-                    if let Err(c) = self.process() {
-                        return self.fail(c);
-                    }
-                }
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    if let Some(r) = self.client.close_reason() {
-                        return r;
-                    }
-                    log::debug!("{} - Read error: {e}", self.client.log_prefix());
-                    return CloseReason::ReadError;
-                }
+            let read = self.read();
+            if let Err(reason) = self.after_read(read) {
+                return reason;
             }
-            self.publish_counters();
-            self.refresh_config();
-            self.cache.refresh(&self.account.sublist);
-            if let Err(c) = self.check_ping() {
-                return self.fail(c);
+        }
+    }
+
+    /// What comes before each read: the authentication timer (which may shorten the read
+    /// timeout, or close the client). `Err`: the connection ends, for this reason.
+    fn before_read(&mut self) -> Result<(), CloseReason> {
+        if self.awaiting_auth {
+            if let Err(c) = self.check_auth_timeout() {
+                return Err(self.fail(c));
             }
-            if let Err(c) = self.check_auth_expiry() {
-                return self.fail(c);
-            }
-            self.flush();
-            if self.client.is_closing() {
-                // Closed by another thread (slow consumer, shutdown): stop reading.
-                return self
+        }
+        Ok(())
+    }
+
+    /// What comes after each read, given its result (a timeout is `WouldBlock` or
+    /// `TimedOut`): the operations read are handled, then the timers, then everything
+    /// staged is queued (the stall included). `Err`: the connection ends, for this reason.
+    fn after_read(&mut self, read: io::Result<usize>) -> Result<(), CloseReason> {
+        match read {
+            Ok(0) => {
+                return Err(self
                     .client
                     .close_reason()
-                    .unwrap_or(CloseReason::ServerShutdown);
+                    .unwrap_or(CloseReason::ClientClosed))
             }
-            self.buf.shrink_when_idle();
+            Ok(_) => {
+                self.refresh_config();
+                if let Err(c) = self.process() {
+                    return Err(self.fail(c));
+                }
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => {
+                if let Some(r) = self.client.close_reason() {
+                    return Err(r);
+                }
+                log::debug!("{} - Read error: {e}", self.client.log_prefix());
+                return Err(CloseReason::ReadError);
+            }
         }
+        self.publish_counters();
+        self.refresh_config();
+        self.cache.refresh(&self.account.sublist);
+        if let Err(c) = self.check_ping() {
+            return Err(self.fail(c));
+        }
+        if let Err(c) = self.check_auth_expiry() {
+            return Err(self.fail(c));
+        }
+        self.flush();
+        if self.client.is_closing() {
+            // Closed by another thread (slow consumer, shutdown): stop reading.
+            return Err(self
+                .client
+                .close_reason()
+                .unwrap_or(CloseReason::ServerShutdown));
+        }
+        self.buf.shrink_when_idle();
+        Ok(())
     }
 
     /// One blocking read into the buffer (see [`ReadBuffer`]).
@@ -548,8 +601,13 @@ impl Connection {
 
     /// Queues everything staged.
     fn flush(&mut self) {
-        self.outbox
-            .flush(&self.shared.pool, Some(&self.stall), self.client.cid);
+        let (pool, cid) = (&self.shared.pool, self.client.cid);
+        match &mut self.stalled {
+            None => self.outbox.flush(pool, Some(&self.stall), cid),
+            Some(stalled) => self
+                .outbox
+                .flush_deferring_stall(pool, &self.stall, cid, stalled),
+        }
     }
 
     fn publish_counters(&mut self) {

@@ -34,7 +34,6 @@ pub use read_buffer::{ReadBuffer, MAX_READ, MIN_READ, START_READ};
 
 use std::io::{self, ErrorKind, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-#[cfg(windows)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -46,9 +45,10 @@ const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 #[derive(Debug)]
 pub struct Socket {
     stream: TcpStream,
-    /// Windows: the reader's read timeout in nanoseconds (0: none), used by `WSAPoll`.
-    /// Relaxed: written and read by the reader thread only.
-    #[cfg(windows)]
+    /// The reader's read timeout in nanoseconds (0: none): on Windows what `WSAPoll` waits;
+    /// elsewhere what an async runner waits for readiness ([`Socket::read_timeout`]; a
+    /// blocking reader's wait is the socket's own `SO_RCVTIMEO`). Relaxed: written and read
+    /// by the reader only.
     read_timeout: AtomicU64,
 }
 
@@ -61,9 +61,22 @@ impl Socket {
         stream.set_nonblocking(true)?;
         Ok(Socket {
             stream,
-            #[cfg(windows)]
             read_timeout: AtomicU64::new(0),
         })
+    }
+
+    /// For a reader that never blocks in [`Socket::read`] (an async runner, which waits for
+    /// readiness itself): makes reads return `WouldBlock` at once when nothing has arrived.
+    /// Writers are unaffected (theirs never block anyway); [`Socket::write_all_until`] then
+    /// spins until its deadline on a full socket, so such a reader must not use it (only
+    /// TLS does).
+    pub fn set_nonblocking(&self) -> io::Result<()> {
+        self.stream.set_nonblocking(true)
+    }
+
+    /// The read timeout last set (see [`Socket::set_read_timeout`]); zero before the first.
+    pub fn read_timeout(&self) -> Duration {
+        Duration::from_nanos(self.read_timeout.load(Ordering::Relaxed))
     }
 
     /// The peer's address.
@@ -75,10 +88,10 @@ impl Socket {
     /// `WouldBlock` or `TimedOut`.
     pub fn set_read_timeout(&self, timeout: Duration) -> io::Result<()> {
         let timeout = timeout.max(MIN_TIMEOUT);
+        let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.read_timeout.store(nanos, Ordering::Relaxed);
         #[cfg(windows)]
         {
-            let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-            self.read_timeout.store(nanos, Ordering::Relaxed);
             Ok(())
         }
         #[cfg(not(windows))]
@@ -169,6 +182,15 @@ impl Socket {
     /// mean the socket is already gone, which is what the caller wants: ignored.
     pub fn shutdown(&self) {
         let _ = self.stream.shutdown(Shutdown::Both);
+    }
+}
+
+/// The descriptor, for a runner that waits for readiness itself (beaver-async registers it
+/// with tokio's reactor).
+#[cfg(unix)]
+impl std::os::fd::AsRawFd for Socket {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.stream.as_raw_fd()
     }
 }
 
