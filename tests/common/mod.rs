@@ -88,13 +88,15 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts the `beaver` binary built for this test run, with `-a 127.0.0.1 -p -1` and
-    /// `args`, and waits until it listens.
+    /// Starts the `beaver` binary built for this test run (or the one `BEAVER_BIN` names:
+    /// `.ci/run` runs the core protocol suites against beaver-async that way), with
+    /// `-a 127.0.0.1 -p -1` and `args`, and waits until it listens.
     pub fn beaver(args: &[&str]) -> ServerProcess {
         let mut all = vec!["-a", "127.0.0.1", "-p", "-1"];
         all.extend_from_slice(args);
-        Self::start(env!("CARGO_BIN_EXE_beaver"), &all, "beaver")
-            .expect("beaver starts and listens")
+        let program =
+            std::env::var("BEAVER_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_beaver").to_owned());
+        Self::start(&program, &all, "beaver").expect("beaver starts and listens")
     }
 
     /// Starts Debian's `nats-server` the same way, if it is installed. When it is not:
