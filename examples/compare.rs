@@ -12,6 +12,7 @@
 //!
 //! ```text
 //! cargo build --release --bin beaver --example bench
+//! cargo build --release -p beaver-async        # optional: measured too when built
 //! cargo run --release --example compare -- --rounds 3
 //! cargo run --release --example compare -- --rounds 1 --scenarios 1:1-16B,reqrep-16B
 //! cargo run --release --example compare -- --rounds 1 --scenarios route-1:1-16B --no-write
@@ -514,6 +515,26 @@ fn parse_options() -> Options {
             "{port}".into(),
         ],
     }];
+    // beaver-async (the same server with its clients as tokio tasks), when built:
+    // `cargo build --release -p beaver-async`.
+    let beaver_async = root.join("target/release/beaver-async");
+    if beaver_async.exists() {
+        servers.push(ServerSpec {
+            name: "beaver-async".into(),
+            command: vec![
+                beaver_async.display().to_string(),
+                "-a".into(),
+                "127.0.0.1".into(),
+                "-p".into(),
+                "{port}".into(),
+            ],
+        });
+    } else {
+        eprintln!(
+            "compare: no target/release/beaver-async (cargo build --release -p beaver-async); \
+             measuring without it"
+        );
+    }
     match nats {
         Some(p) => servers.push(ServerSpec {
             name: "nats-server".into(),

@@ -1,7 +1,7 @@
 //! Connection scale: what 1,000 to 20,000 connections cost each server, side by side.
 //!
-//! For every server (beaver, nats-server, and any `--server NAME='command {port}'`), in
-//! turn, on a fresh process: it opens connections in steps (1,000, 5,000, 10,000 and
+//! For every server (beaver, beaver-async when built, nats-server, and any
+//! `--server NAME='command {port}'`), in turn, on a fresh process: it opens connections in steps (1,000, 5,000, 10,000 and
 //! 20,000 by default), each sending `CONNECT` and one `SUB` to a subject of its own and
 //! confirmed by the `PONG` of a `PING`. At each step, with a few subscribers kept busy by a
 //! steady publisher ("some active": 10 connections receiving 1,000 messages a second in
@@ -105,6 +105,21 @@ fn main() {
             "{port}".into(),
         ],
     }];
+    // beaver-async (its clients are tokio tasks), when built: `cargo build --release -p
+    // beaver-async`.
+    let beaver_async = root.join("target/release/beaver-async");
+    if beaver_async.exists() {
+        all.push(ServerSpec {
+            name: "beaver-async".into(),
+            command: vec![
+                beaver_async.display().to_string(),
+                "-a".into(),
+                "127.0.0.1".into(),
+                "-p".into(),
+                "{port}".into(),
+            ],
+        });
+    }
     if let Some(path) = ["nats-server", "/usr/sbin/nats-server"]
         .into_iter()
         .find(|p| Command::new(p).arg("--version").output().is_ok())
