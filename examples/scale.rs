@@ -259,6 +259,20 @@ fn read_until(c: &mut TcpStream, end: &[u8], got: &mut Vec<u8>) -> bool {
     true
 }
 
+/// Reads until the handshake's `PONG` has come, whatever follows it: when a step takes
+/// longer than the server's first keepalive (2 s after `CONNECT`), that `PING` may follow
+/// the `PONG` in the same read. False as [`read_until`].
+fn read_pong(c: &mut TcpStream, got: &mut Vec<u8>) -> bool {
+    let mut buf = [0u8; 4096];
+    while !got.windows(6).any(|w| w == b"PONG\r\n") {
+        match c.read(&mut buf) {
+            Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+            _ => return false,
+        }
+    }
+    true
+}
+
 fn connect(port: u16) -> std::io::Result<TcpStream> {
     let c = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), IO_TIMEOUT)?;
     c.set_read_timeout(Some(IO_TIMEOUT))?;
@@ -292,7 +306,7 @@ fn open(port: u16, from: usize, to: usize, conns: &mut Vec<TcpStream>) -> Result
     }
     for (k, c) in conns[first..].iter_mut().enumerate() {
         let mut got = Vec::new();
-        if !read_until(c, b"PONG\r\n", &mut got) {
+        if !read_pong(c, &mut got) {
             let text = String::from_utf8_lossy(&got);
             let last = text.lines().last().unwrap_or("nothing").to_owned();
             return Err(format!("connection {} got {last:?}", from + k));
@@ -309,7 +323,7 @@ fn fresh_client(port: u16) -> Result<(f64, f64, f64), String> {
     c.write_all(b"CONNECT {\"verbose\":false}\r\nSUB fresh 1\r\nPING\r\n")
         .map_err(|e| e.to_string())?;
     let mut got = Vec::new();
-    if !read_until(&mut c, b"PONG\r\n", &mut got) {
+    if !read_pong(&mut c, &mut got) {
         return Err(format!(
             "got {:?}",
             String::from_utf8_lossy(&got)
@@ -351,7 +365,7 @@ fn start_activity(port: u16, stop: Arc<AtomicBool>) -> Vec<std::thread::JoinHand
         let Ok(mut c) = connect(port) else { continue };
         let _ = c.write_all(b"CONNECT {\"verbose\":false}\r\nSUB scale.active 1\r\nPING\r\n");
         let mut got = Vec::new();
-        read_until(&mut c, b"PONG\r\n", &mut got);
+        read_pong(&mut c, &mut got);
         let _ = c.set_read_timeout(Some(Duration::from_millis(200)));
         let stop = stop.clone();
         threads.push(std::thread::spawn(move || {
